@@ -1,0 +1,71 @@
+package idforge
+
+import "errors"
+
+// Sentinel errors. Every error idforge returns for one of these conditions
+// wraps the matching value, so callers test with errors.Is and transports
+// map them to status codes in one table.
+var (
+	// ErrUnknownKey is returned when a key (biz tag) does not exist.
+	ErrUnknownKey = errors.New("idforge: unknown key")
+
+	// ErrKeyExists is returned when creating a key whose name is taken.
+	ErrKeyExists = errors.New("idforge: key already exists")
+
+	// ErrInvalidKey is returned when a key name is empty, too long or
+	// contains characters outside [A-Za-z0-9._:-].
+	ErrInvalidKey = errors.New("idforge: invalid key name")
+
+	// ErrInvalidCount is returned when a batch size is below 1 or above
+	// the allowed maximum.
+	ErrInvalidCount = errors.New("idforge: invalid count")
+
+	// ErrInvalidArgument is returned for any other malformed input: a bad
+	// step or start value, a malformed ID, an unparsable request body.
+	ErrInvalidArgument = errors.New("idforge: invalid argument")
+
+	// ErrWrongStrategy is returned when a key is asked for IDs of a
+	// strategy it does not use, e.g. a segment ID from a snowflake key.
+	ErrWrongStrategy = errors.New("idforge: key uses another strategy")
+
+	// ErrInvalidLayout is returned when a snowflake layout is malformed:
+	// bits not summing to 63, an unknown unit, an epoch in the future.
+	ErrInvalidLayout = errors.New("idforge: invalid snowflake layout")
+
+	// ErrInvalidWorker is returned when a worker or datacenter ID does not
+	// fit the bits the layout gives it.
+	ErrInvalidWorker = errors.New("idforge: worker ID out of range")
+
+	// ErrWorkersExhausted is returned when every worker ID the layout
+	// allows is held by another node.
+	ErrWorkersExhausted = errors.New("idforge: every worker ID of the layout is taken")
+
+	// ErrLeaseLost is returned when this node's worker-ID lease could not
+	// be renewed in time: another node may be given the ID, so this node
+	// must not issue with it any more.
+	ErrLeaseLost = errors.New("idforge: worker ID lease lost")
+
+	// ErrLayoutExpired is returned when the layout's time bits cannot
+	// represent the current time any more. Issuing would overflow into the
+	// sign bit (uid-generator's default layout did this in 2024).
+	ErrLayoutExpired = errors.New("idforge: snowflake layout has run out of time bits")
+
+	// ErrClockMovedBackwards is returned when the clock is behind the last
+	// issued (or persisted) time by more than the configured tolerance.
+	ErrClockMovedBackwards = errors.New("idforge: clock moved backwards")
+
+	// ErrUnavailable is returned when no buffered IDs remain and the store
+	// cannot supply more right now. It wraps the store's own error.
+	ErrUnavailable = errors.New("idforge: no IDs buffered and the store is unavailable")
+
+	// ErrSpaceExhausted is returned when a key cannot issue more IDs
+	// because the next segment would pass the largest int64.
+	ErrSpaceExhausted = errors.New("idforge: key has exhausted its ID space")
+
+	// ErrLocked is returned when a data directory is already in use by
+	// another process.
+	ErrLocked = errors.New("idforge: data directory is locked by another process")
+
+	// ErrClosed is returned by a generator or store after Close.
+	ErrClosed = errors.New("idforge: closed")
+)

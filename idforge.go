@@ -1,0 +1,278 @@
+package idforge
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Generator issues unique IDs. Implementations are safe for concurrent use.
+type Generator interface {
+	// Next returns one ID. It blocks no longer than ctx allows.
+	Next(ctx context.Context) (int64, error)
+}
+
+// BatchGenerator is a Generator that can issue several IDs in one call.
+type BatchGenerator interface {
+	Generator
+	// NextN returns n IDs (n ≥ 1). For a segment generator they are
+	// strictly increasing; for a snowflake generator they are k-sorted.
+	NextN(ctx context.Context, n int) ([]int64, error)
+}
+
+// Strategy names the way a key issues IDs. Segment, snowflake and source
+// keys issue int64 IDs; uuidv7 and ulid keys issue strings.
+type Strategy string
+
+// The strategies a key can use.
+const (
+	// StrategySegment issues numbers from segments claimed in a store
+	// (Leaf-segment): small, dense, strictly increasing per node.
+	StrategySegment Strategy = "segment"
+	// StrategySnowflake issues time-ordered 63-bit IDs composed of time,
+	// worker and sequence; no store round trip at all.
+	StrategySnowflake Strategy = "snowflake"
+	// StrategyUUIDv7 issues RFC 9562 version 7 UUIDs: 128-bit,
+	// time-ordered strings, strictly increasing per node.
+	StrategyUUIDv7 Strategy = "uuidv7"
+	// StrategyULID issues ULIDs: 128-bit, time-ordered, 26 characters of
+	// Crockford base32, strictly increasing per node.
+	StrategyULID Strategy = "ulid"
+	// StrategySource marks a key served by a configured sequence source
+	// (Redis INCR, an SQL row, …). Such keys come from the configuration,
+	// never from CreateKey.
+	StrategySource Strategy = "source"
+)
+
+// ParseStrategy returns the Strategy named s, or an error wrapping
+// ErrInvalidArgument.
+func ParseStrategy(s string) (Strategy, error) {
+	switch Strategy(s) {
+	case StrategySegment, StrategySnowflake, StrategyUUIDv7, StrategyULID:
+		return Strategy(s), nil
+	}
+	return "", fmt.Errorf("%w: strategy %q (want segment, snowflake, uuidv7 or ulid)", ErrInvalidArgument, s)
+}
+
+// Key describes one key (a "biz tag" in Leaf's words).
+type Key struct {
+	// Name identifies the key; see ValidateKeyName.
+	Name string
+	// Strategy is how the key issues IDs.
+	Strategy Strategy
+	// Step is the segment length a node claims at once when it has no
+	// rate to go by; adaptive sizing never goes below it. Segment keys only.
+	Step int64
+	// MaxID is the stored high-water mark: the next segment starts here.
+	// Every value below it may have been issued. Segment keys only.
+	MaxID int64
+	// Description is free text for operators.
+	Description string
+	// Updated is when the key's row last changed, as the store reports it.
+	Updated time.Time
+}
+
+// Segment is a half-open range [Start, End) of IDs claimed from a store.
+// Claims never overlap: once returned, no other caller anywhere receives
+// any value of the range.
+type Segment struct {
+	Start int64
+	End   int64
+	// Step is the key's configured (minimum) step as stored.
+	Step int64
+}
+
+// Len returns the number of IDs in the segment.
+func (s Segment) Len() int64 { return s.End - s.Start }
+
+// SegmentStore is the persistence the segment strategy needs.
+type SegmentStore interface {
+	// ClaimSegment atomically advances key's stored max_id by step (by the
+	// key's stored step when step is 0) and returns the range between the
+	// old and the new max_id. It returns an error wrapping ErrUnknownKey
+	// when the key has no row and ErrSpaceExhausted when the new max_id
+	// would overflow int64.
+	ClaimSegment(ctx context.Context, key string, step int64) (Segment, error)
+}
+
+// KeyStore keeps the catalogue of keys.
+type KeyStore interface {
+	// CreateKey adds a key. It returns an error wrapping ErrKeyExists when
+	// a key of that name exists, whatever its strategy. For a segment key
+	// MaxID is the first ID to issue and Step must be positive.
+	CreateKey(ctx context.Context, k Key) error
+	// Key returns one key, or an error wrapping ErrUnknownKey.
+	Key(ctx context.Context, name string) (Key, error)
+	// Keys returns every key, sorted by name.
+	Keys(ctx context.Context) ([]Key, error)
+}
+
+// A PeriodCounter counts within periods that restart: every second, day,
+// month. Serial numbers such as 20170304 + 00001 combine the period with
+// its count.
+type PeriodCounter interface {
+	// Next returns the next number of the period containing at, counting
+	// from 1, and the start of the period it was counted in. That period
+	// may be later than at's: when the period's cap is reached and the
+	// counter waits for the next one, or when the clock went back behind a
+	// period already counted in. Numbers never repeat within a period.
+	Next(ctx context.Context, at time.Time) (n int64, period time.Time, err error)
+}
+
+// Serial is the definition of a serial number: a template (see package
+// serial) that renders business numbers such as 2017030400001.
+type Serial struct {
+	// Name identifies the serial; it follows the rules of key names.
+	Name string
+	// Template is the serial's template text.
+	Template string
+	// TimeZone is the IANA zone its dates render in; empty means UTC.
+	TimeZone string
+	// Description is free text for operators.
+	Description string
+	// Updated is when the definition last changed, as the store reports it.
+	Updated time.Time
+}
+
+// SerialStore is implemented by stores that keep serial definitions, so
+// that a serial defined through the API reaches every node.
+type SerialStore interface {
+	// CreateSerial stores a definition; a taken name is an error wrapping
+	// ErrKeyExists.
+	CreateSerial(ctx context.Context, s Serial) error
+	// Serial returns one definition, or an error wrapping ErrUnknownKey.
+	Serial(ctx context.Context, name string) (Serial, error)
+	// Serials returns every definition, sorted by name.
+	Serials(ctx context.Context) ([]Serial, error)
+}
+
+// MaxTemplateLen is the longest serial template stored.
+const MaxTemplateLen = 1024
+
+// Validate checks what a store can check of a serial definition: the name,
+// a non-empty template of at most MaxTemplateLen bytes, and the lengths of
+// the other fields. Whether the template parses is the serial package's
+// business. Errors wrap ErrInvalidKey or ErrInvalidArgument.
+func (s Serial) Validate() error {
+	if err := ValidateKeyName(s.Name); err != nil {
+		return err
+	}
+	switch {
+	case s.Template == "":
+		return fmt.Errorf("%w: serial %q: empty template", ErrInvalidArgument, s.Name)
+	case len(s.Template) > MaxTemplateLen:
+		return fmt.Errorf("%w: serial %q: template is %d bytes, at most %d allowed", ErrInvalidArgument, s.Name, len(s.Template), MaxTemplateLen)
+	case len(s.TimeZone) > 64:
+		return fmt.Errorf("%w: serial %q: time zone name too long", ErrInvalidArgument, s.Name)
+	case len(s.Description) > MaxDescriptionLen:
+		return fmt.Errorf("%w: serial %q: description is %d bytes, at most %d allowed", ErrInvalidArgument, s.Name, len(s.Description), MaxDescriptionLen)
+	case !utf8.ValidString(s.Template) || !utf8.ValidString(s.Description) || !utf8.ValidString(s.TimeZone),
+		strings.ContainsRune(s.Template+s.Description+s.TimeZone, 0):
+		return fmt.Errorf("%w: serial %q: not valid UTF-8 text", ErrInvalidArgument, s.Name)
+	}
+	return nil
+}
+
+// SegmentReturner is implemented by stores that can take back the unused
+// top of a node's claims when the node shuts down cleanly, so that a
+// rolling restart leaves no gap.
+type SegmentReturner interface {
+	// ReturnSegment sets key's max_id back to from, but only if it is
+	// still to, i.e. nobody has claimed since this node's newest claim
+	// ended at to (a compare-and-set). It reports whether it did. Values
+	// from from up must never have been issued.
+	ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error)
+}
+
+// Migrator is implemented by stores whose schema is created or upgraded
+// on request (idforge migrate) rather than when they open.
+type Migrator interface {
+	// Migrate creates the tables idforge needs, or upgrades them, leaving
+	// an existing Leaf leaf_alloc table and its rows as they are. It is
+	// idempotent.
+	Migrate(ctx context.Context) error
+}
+
+// Store is what a storage backend provides to the idforge server: the
+// segment and key contracts plus a health check and Close.
+type Store interface {
+	SegmentStore
+	KeyStore
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources. It is idempotent.
+	Close() error
+}
+
+// Limits every store applies, so that a key written by one backend can be
+// read by any other: they share Leaf's leaf_alloc schema.
+const (
+	// MaxStep is the largest step a segment key may store: Leaf's step
+	// column is int(11), a 32-bit integer in MySQL. Claims may still ask
+	// for longer segments.
+	MaxStep = math.MaxInt32
+	// MaxDescriptionLen is the longest description, in bytes; it matches
+	// Leaf's description column, varchar(256).
+	MaxDescriptionLen = 256
+)
+
+// Validate reports whether k can be created: its name passes
+// ValidateKeyName (the error wraps ErrInvalidKey), its strategy is known,
+// a segment key has 1 ≤ Step ≤ MaxStep and MaxID ≥ 1 (MaxID is the first
+// ID issued, and IDs are always positive), a key of another strategy has
+// neither, and the description is UTF-8 of at most MaxDescriptionLen bytes.
+// Every other error wraps ErrInvalidArgument and names the key.
+func (k Key) Validate() error {
+	if err := ValidateKeyName(k.Name); err != nil {
+		return err
+	}
+	if _, err := ParseStrategy(string(k.Strategy)); err != nil {
+		return fmt.Errorf("key %q: %w", k.Name, err)
+	}
+	if k.Strategy == StrategySegment {
+		if k.Step < 1 || k.Step > MaxStep {
+			return fmt.Errorf("%w: key %q: step %d out of range [1, %d]", ErrInvalidArgument, k.Name, k.Step, MaxStep)
+		}
+		if k.MaxID < 1 {
+			return fmt.Errorf("%w: key %q: start %d; the first ID must be at least 1", ErrInvalidArgument, k.Name, k.MaxID)
+		}
+	} else if k.Step != 0 || k.MaxID != 0 {
+		return fmt.Errorf("%w: key %q: step and start apply to segment keys only", ErrInvalidArgument, k.Name)
+	}
+	if len(k.Description) > MaxDescriptionLen {
+		return fmt.Errorf("%w: key %q: description is %d bytes, at most %d allowed", ErrInvalidArgument, k.Name, len(k.Description), MaxDescriptionLen)
+	}
+	if !utf8.ValidString(k.Description) || strings.ContainsRune(k.Description, 0) {
+		return fmt.Errorf("%w: key %q: description is not valid UTF-8 text", ErrInvalidArgument, k.Name)
+	}
+	return nil
+}
+
+// MaxKeyLen is the longest key name accepted; it matches the width of
+// Leaf's biz_tag column (varchar(128)).
+const MaxKeyLen = 128
+
+// ValidateKeyName reports whether name can be used as a key: 1 to
+// MaxKeyLen bytes of ASCII letters, digits, '.', '_', ':' or '-'. The
+// returned error wraps ErrInvalidKey and says what is wrong.
+func ValidateKeyName(name string) error {
+	if name == "" {
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	}
+	if len(name) > MaxKeyLen {
+		return fmt.Errorf("%w: %d bytes long, at most %d allowed", ErrInvalidKey, len(name), MaxKeyLen)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.' || c == '_' || c == ':' || c == '-':
+		default:
+			return fmt.Errorf("%w: byte %d is %q; allowed are letters, digits and . _ : -", ErrInvalidKey, i, c)
+		}
+	}
+	return nil
+}

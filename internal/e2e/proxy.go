@@ -1,0 +1,134 @@
+package e2e
+
+import (
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// Proxy is a TCP proxy between idforge and a database, for failure tests:
+// it can cut every connection (the database "goes away") and add latency
+// to every round trip.
+type Proxy struct {
+	ln      net.Listener
+	target  string
+	latency atomic.Int64 // added to each client→server chunk, in ns
+
+	mu    sync.Mutex
+	down  bool
+	conns map[net.Conn]struct{}
+}
+
+// StartProxy listens on a free loopback port and forwards to target. It
+// stops when the test ends.
+func StartProxy(t testing.TB, target string) *Proxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.Cut()
+	})
+	return p
+}
+
+// Addr returns the proxy's host:port.
+func (p *Proxy) Addr() string { return p.ln.Addr().String() }
+
+// Cut closes every open connection and refuses new ones until Restore:
+// to idforge the database is gone.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+// Restore lets connections through again.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// SetLatency delays every chunk sent towards the database by d, so each
+// round trip takes d longer.
+func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
+
+func (p *Proxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		go p.handle(c)
+	}
+}
+
+func (p *Proxy) track(cs ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.down {
+		return false
+	}
+	for _, c := range cs {
+		p.conns[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) handle(client net.Conn) {
+	if !p.track(client) {
+		client.Close()
+		return
+	}
+	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	if err != nil || !p.track(server) {
+		client.Close()
+		if server != nil {
+			server.Close()
+		}
+		return
+	}
+	done := make(chan struct{}, 2)
+	go func() { // client → server, delayed
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := client.Read(buf)
+			if n > 0 {
+				if d := time.Duration(p.latency.Load()); d > 0 {
+					time.Sleep(d)
+				}
+				if _, werr := server.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		done <- struct{}{}
+	}()
+	go func() { // server → client
+		io.Copy(client, server)
+		done <- struct{}{}
+	}()
+	<-done
+	client.Close()
+	server.Close()
+	<-done
+	p.mu.Lock()
+	delete(p.conns, client)
+	delete(p.conns, server)
+	p.mu.Unlock()
+}

@@ -1,0 +1,689 @@
+package segment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// Defaults for the zero values of Settings.
+const (
+	DefaultPrefetchAt     = 0.1
+	DefaultTargetDuration = 15 * time.Minute
+	DefaultMaxStep        = 1_000_000
+	DefaultLoadTimeout    = 3 * time.Second
+	DefaultRetryMin       = 100 * time.Millisecond
+	DefaultRetryMax       = 2 * time.Second
+)
+
+// Settings tune an Allocator. The zero value of every field selects the
+// default documented on it.
+type Settings struct {
+	// PrefetchAt is the share of the current segment (0 < PrefetchAt < 1)
+	// issued before the next segment is claimed in the background.
+	// Default 0.1, as in Leaf.
+	PrefetchAt float64
+	// TargetDuration is how long one segment should last at the measured
+	// rate. Default 15 minutes.
+	TargetDuration time.Duration
+	// SurviveOutage, when set, is a time budget: every claimed segment is
+	// long enough to keep issuing for this long at the peak rate seen
+	// recently (a peak decays by half every hour), so a store outage of
+	// that length goes unnoticed. MaxStep still bounds the segment; raise
+	// it if the budget needs more.
+	SurviveOutage time.Duration
+	// MinStep is the smallest segment claimed. Default: the key's stored
+	// step, which is also the length of the first segment claimed.
+	MinStep int64
+	// MaxStep is the largest segment claimed. Default 1,000,000.
+	MaxStep int64
+	// LoadTimeout bounds one store call. Default 3 s.
+	LoadTimeout time.Duration
+	// RetryMin and RetryMax bound the exponential backoff between failed
+	// claims. Defaults 100 ms and 2 s.
+	RetryMin, RetryMax time.Duration
+	// Clock measures consumption rates. Default idforge.SystemClock.
+	Clock idforge.Clock
+	// Logger receives store failures and recoveries. Default slog.Default().
+	Logger *slog.Logger
+	// OnClaim, when set, is called after every claim attempt with its
+	// duration and error (nil on success), for metrics.
+	OnClaim func(key string, took time.Duration, err error)
+}
+
+func (s Settings) withDefaults() Settings {
+	if s.PrefetchAt <= 0 || s.PrefetchAt >= 1 {
+		s.PrefetchAt = DefaultPrefetchAt
+	}
+	if s.TargetDuration <= 0 {
+		s.TargetDuration = DefaultTargetDuration
+	}
+	if s.MaxStep <= 0 {
+		s.MaxStep = DefaultMaxStep
+	}
+	if s.MinStep > s.MaxStep {
+		s.MaxStep = s.MinStep
+	}
+	if s.LoadTimeout <= 0 {
+		s.LoadTimeout = DefaultLoadTimeout
+	}
+	if s.RetryMin <= 0 {
+		s.RetryMin = DefaultRetryMin
+	}
+	if s.RetryMax < s.RetryMin {
+		s.RetryMax = max(DefaultRetryMax, s.RetryMin)
+	}
+	if s.Clock == nil {
+		s.Clock = idforge.SystemClock
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	return s
+}
+
+// A buffer is one part of a claimed segment being handed out. A segment is
+// split in two parts at the prefetch point: installing the second part is
+// what starts the claim of the next segment, so the fast path needs no
+// prefetch check at all, only a range check.
+//
+// Only next changes after a buffer is published; it sits on its own cache
+// line so that callers hammering it do not slow down readers of the rest.
+type buffer struct {
+	_          [64]byte
+	next       atomic.Int64 // the next value to hand out; runs past end when exhausted
+	_          [56]byte
+	start, end int64 // this part, [start, end)
+	seg        idforge.Segment
+	tail       *buffer // the second part of the segment; nil for the second part itself
+	installed  time.Time
+}
+
+// newBuffer splits seg at the prefetch share and returns its first part,
+// or its only part when the first would be empty.
+func newBuffer(seg idforge.Segment, prefetchShare float64) *buffer {
+	at := seg.Start + int64(float64(seg.Len())*prefetchShare)
+	tail := &buffer{start: at, end: seg.End, seg: seg}
+	tail.next.Store(at)
+	if at == seg.Start {
+		return tail
+	}
+	head := &buffer{start: seg.Start, end: at, seg: seg, tail: tail}
+	head.next.Store(seg.Start)
+	return head
+}
+
+// holds reports whether v, a value taken from b.next, lies in b. The
+// unsigned comparison also rejects values from a counter that wrapped
+// around past math.MaxInt64 after exhaustion.
+func (b *buffer) holds(v int64) bool {
+	return uint64(v-b.start) < uint64(b.end-b.start)
+}
+
+// take reserves up to n values of b. It returns the half-open range taken,
+// empty when b is exhausted. Any number of callers may race on it.
+func (b *buffer) take(n int64) (lo, hi int64) {
+	lo = b.next.Add(n) - n
+	if !b.holds(lo) {
+		return 0, 0
+	}
+	return lo, lo + min(n, b.end-lo)
+}
+
+// remaining returns how many values are left in b and the part after it.
+func (b *buffer) remaining() int64 {
+	var n int64
+	if next := b.next.Load(); b.holds(next) {
+		n = b.end - next
+	}
+	if b.tail != nil {
+		n += b.tail.end - b.tail.start
+	}
+	return n
+}
+
+// An empty buffer sends every caller to the slow path. A new Allocator
+// starts with one (so the fast path needs no nil check) and Close installs
+// closedBuffer, after which the slow path answers idforge.ErrClosed.
+var closedBuffer = &buffer{}
+
+func (b *buffer) empty() bool { return b.end == b.start }
+
+// attempt is one claim in flight; done closes when it has finished and err
+// holds its outcome.
+type attempt struct {
+	done chan struct{}
+	err  error
+}
+
+// Allocator issues the IDs of one key. It is safe for concurrent use.
+type Allocator struct {
+	// cur is read by every call; everything else is only touched on the
+	// slow path, under mu.
+	cur atomic.Pointer[buffer]
+
+	key   string
+	store idforge.SegmentStore
+	set   Settings
+
+	mu        sync.Mutex
+	pending   *buffer  // the next segment, claimed and waiting
+	att       *attempt // the claim in flight, nil when the loader is idle
+	lastErr   error    // the most recent claim's error, nil after a success
+	failures  int      // consecutive failed claims
+	minStep   int64    // from Settings or learned from the store
+	fixedMin  bool     // minStep came from Settings, not the store
+	lastStep  int64    // length of the newest claimed segment
+	prevLen   int64    // length of the segment before cur
+	prevStart time.Time
+	highWater int64 // end of the newest segment ever claimed
+	jump      int64 // extra step that carries the next claim past highWater
+	loads     int64
+	waits     int64   // calls that had to wait for a claim
+	issued    int64   // values of the buffers used up before cur
+	peak      float64 // peak rate (IDs/s), decaying
+	peakAt    time.Time
+	closed    bool
+	closing   chan struct{}
+	stopLoads context.CancelFunc
+	loadCtx   context.Context
+	loaderWG  sync.WaitGroup
+}
+
+var _ idforge.BatchGenerator = (*Allocator)(nil)
+
+// New returns an Allocator for key backed by store. It does no I/O: the
+// first segment is claimed by the first call to Next or NextN (or Warm).
+func New(store idforge.SegmentStore, key string, s Settings) *Allocator {
+	s = s.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	a := &Allocator{
+		key:       key,
+		store:     store,
+		set:       s,
+		minStep:   s.MinStep,
+		fixedMin:  s.MinStep > 0,
+		closing:   make(chan struct{}),
+		loadCtx:   ctx,
+		stopLoads: cancel,
+	}
+	a.cur.Store(&buffer{})
+	return a
+}
+
+// Key returns the key the Allocator issues for.
+func (a *Allocator) Key() string { return a.key }
+
+// Next returns the next ID. It touches the store only when no buffered
+// value remains; see the package documentation for the failure behaviour.
+func (a *Allocator) Next(ctx context.Context) (int64, error) {
+	// The fast path is one atomic load, one atomic add and one comparison,
+	// small enough for the compiler to inline.
+	b := a.cur.Load()
+	if v := b.next.Add(1) - 1; b.holds(v) {
+		return v, nil
+	}
+	return a.nextSlow(ctx, b)
+}
+
+func (a *Allocator) nextSlow(ctx context.Context, b *buffer) (int64, error) {
+	for {
+		if err := a.advance(ctx, b); err != nil {
+			return 0, err
+		}
+		b = a.cur.Load()
+		if v := b.next.Add(1) - 1; b.holds(v) {
+			return v, nil
+		}
+	}
+}
+
+// NextN returns n strictly increasing IDs. They are consecutive unless the
+// batch spans two segments. n must be at least 1.
+func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	ids := make([]int64, 0, n)
+	for len(ids) < n {
+		b := a.cur.Load()
+		if lo, hi := b.take(int64(n - len(ids))); hi > lo {
+			for v := lo; v < hi; v++ {
+				ids = append(ids, v)
+			}
+			continue
+		}
+		if err := a.advance(ctx, b); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// Warm claims the first segment now instead of on the first call.
+func (a *Allocator) Warm(ctx context.Context) error {
+	for {
+		b := a.cur.Load()
+		if !b.empty() {
+			return nil
+		}
+		if err := a.advance(ctx, b); err != nil {
+			return err
+		}
+	}
+}
+
+// advance replaces the exhausted buffer with the next one. It returns nil
+// when the caller should try again, or the reason it cannot.
+func (a *Allocator) advance(ctx context.Context, exhausted *buffer) error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return idforge.ErrClosed
+	}
+	if a.cur.Load() != exhausted {
+		a.mu.Unlock() // another caller switched already
+		return nil
+	}
+	if exhausted.tail != nil {
+		a.installLocked(exhausted.tail)
+		a.mu.Unlock()
+		return nil
+	}
+	if next := a.pending; next != nil {
+		a.pending = nil
+		a.installLocked(next)
+		a.mu.Unlock()
+		return nil
+	}
+	if a.att == nil {
+		a.startLoaderLocked()
+	}
+	if a.lastErr != nil {
+		// The store has been failing and the loader is backing off: fail
+		// fast rather than queue callers behind it.
+		err := a.wrapLocked(a.lastErr)
+		a.mu.Unlock()
+		return err
+	}
+	att := a.att
+	a.waits++
+	a.mu.Unlock()
+
+	select {
+	case <-att.done:
+		if att.err != nil {
+			a.mu.Lock()
+			defer a.mu.Unlock()
+			return a.wrapLocked(att.err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("key %q: waiting for a segment: %w", a.key, ctx.Err())
+	}
+}
+
+// wrapLocked turns a claim error into what callers see: errors that say
+// something about the key itself pass through, anything else means the
+// store is unavailable.
+func (a *Allocator) wrapLocked(err error) error {
+	if a.closed {
+		return idforge.ErrClosed
+	}
+	if permanent(err) {
+		return err
+	}
+	return fmt.Errorf("%w: key %q: %d claims failed in a row, last: %w", idforge.ErrUnavailable, a.key, a.failures, err)
+}
+
+// permanent reports whether retrying a claim cannot help.
+func permanent(err error) bool {
+	return errors.Is(err, idforge.ErrUnknownKey) ||
+		errors.Is(err, idforge.ErrSpaceExhausted) ||
+		errors.Is(err, idforge.ErrInvalidArgument) ||
+		errors.Is(err, idforge.ErrClosed)
+}
+
+// installLocked makes b the buffer callers take from. Installing the last
+// part of a segment starts the claim of the next one (the double buffer).
+func (a *Allocator) installLocked(b *buffer) {
+	old := a.cur.Load()
+	a.issued += old.end - old.start // old is used up (or the empty initial buffer)
+	if b.seg == old.seg {
+		b.installed = old.installed
+	} else {
+		if !old.empty() {
+			a.prevLen = old.seg.Len()
+			a.prevStart = old.installed
+		}
+		b.installed = a.set.Clock.Now()
+	}
+	a.cur.Store(b)
+	a.prefetchLocked()
+}
+
+// prefetchLocked starts claiming the next segment once the last part of the
+// current one is being issued, unless a claim is buffered or in flight.
+func (a *Allocator) prefetchLocked() {
+	b := a.cur.Load()
+	if b.tail == nil && !b.empty() && a.pending == nil && a.att == nil && !a.closed {
+		a.startLoaderLocked()
+	}
+}
+
+func (a *Allocator) startLoaderLocked() {
+	a.att = &attempt{done: make(chan struct{})}
+	a.loaderWG.Add(1)
+	go a.load()
+}
+
+// load claims segments until one succeeds, the error is permanent, or the
+// Allocator closes. Exactly one load runs at a time.
+func (a *Allocator) load() {
+	defer a.loaderWG.Done()
+	backoff := a.set.RetryMin
+	for {
+		a.mu.Lock()
+		step := a.nextStepLocked()
+		a.mu.Unlock()
+
+		ctx, cancel := context.WithTimeout(a.loadCtx, a.set.LoadTimeout)
+		began := time.Now()
+		seg, err := a.store.ClaimSegment(ctx, a.key, step)
+		took := time.Since(began)
+		cancel()
+		if a.set.OnClaim != nil {
+			a.set.OnClaim(a.key, took, err)
+		}
+
+		a.mu.Lock()
+		if err == nil {
+			err = a.acceptLocked(seg)
+		}
+		att := a.att
+		att.err = err
+		close(att.done)
+		if err == nil {
+			if a.failures > 0 {
+				a.set.Logger.Info("segment store recovered", "key", a.key, "failed_claims", a.failures)
+			}
+			a.att, a.lastErr, a.failures = nil, nil, 0
+			// A segment too short to split goes straight to its last part.
+			a.prefetchLocked()
+			a.mu.Unlock()
+			return
+		}
+		if a.closed || permanent(err) {
+			// Leave nothing behind: the next caller starts afresh and
+			// sees the store's answer at that time.
+			a.att, a.lastErr, a.failures = nil, nil, 0
+			a.mu.Unlock()
+			return
+		}
+		a.failures++
+		a.lastErr = err
+		a.att = &attempt{done: make(chan struct{})}
+		a.set.Logger.Warn("segment claim failed; retrying", "key", a.key,
+			"attempt", a.failures, "retry_in", backoff, "buffered", a.bufferedLocked(), "err", err)
+		a.mu.Unlock()
+
+		select {
+		case <-time.After(backoff):
+		case <-a.closing:
+		}
+		backoff = min(2*backoff, a.set.RetryMax)
+	}
+}
+
+// acceptLocked checks a claimed segment and makes it the pending one.
+func (a *Allocator) acceptLocked(seg idforge.Segment) error {
+	if seg.Len() <= 0 {
+		return fmt.Errorf("store returned an empty segment [%d, %d) for key %q", seg.Start, seg.End, a.key)
+	}
+	if seg.Start < a.highWater {
+		// The store handed out values this node already holds: its max_id
+		// went backwards (a restored backup, a fail-over that lost writes).
+		// Issuing them would duplicate IDs, so only the part above what we
+		// hold is used; a claim entirely below it is dropped, and the next
+		// claim is made long enough to carry max_id past it.
+		a.set.Logger.Error("segment store went backwards: it returned values this node already claimed",
+			"key", a.key, "segment_start", seg.Start, "segment_end", seg.End, "claimed_up_to", a.highWater)
+		if seg.End <= a.highWater {
+			a.jump = a.highWater - seg.End
+			return fmt.Errorf("store returned segment [%d, %d) for key %q below values already claimed (up to %d): its max_id went backwards",
+				seg.Start, seg.End, a.key, a.highWater)
+		}
+		seg.Start = a.highWater
+	}
+	a.jump = 0
+	if a.minStep == 0 {
+		a.minStep = seg.Step
+	}
+	a.highWater = seg.End
+	a.lastStep = seg.Len()
+	a.loads++
+	b := newBuffer(seg, a.set.PrefetchAt)
+	if a.cur.Load().empty() && !a.closed {
+		a.installLocked(b)
+		return nil
+	}
+	// Also after Close: a claim that landed late is still handed back.
+	a.pending = b
+	return nil
+}
+
+// nextStepLocked sizes the next claim from the consumption rate. Zero asks
+// the store for the key's own step, which is what the first claim uses.
+func (a *Allocator) nextStepLocked() int64 {
+	cur := a.cur.Load()
+	if cur.empty() || a.minStep == 0 {
+		return 0
+	}
+	now := a.set.Clock.Now()
+	rate := a.rateLocked(now)
+	want := rate * a.set.TargetDuration.Seconds()
+	if a.set.SurviveOutage > 0 {
+		want = max(want, a.peakLocked(now, rate)*a.set.SurviveOutage.Seconds())
+	}
+	// Grow by at most maxGrowth per claim: a short burst right after a
+	// start is a noisy estimate, and an oversized segment costs a large
+	// gap on a crash. Shrinking is not limited.
+	limit := min(a.set.MaxStep, maxGrowth*max(a.lastStep, a.minStep))
+	step := limit
+	if want < float64(limit) {
+		step = int64(want)
+	}
+	step = max(step, a.minStep)
+	if a.jump > 0 && a.jump < math.MaxInt64-step {
+		step += a.jump
+	}
+	return step
+}
+
+// maxGrowth bounds how much longer each claim may be than the one before.
+const maxGrowth = 4
+
+// rateLocked estimates the consumption rate in IDs per second over the
+// current segment and the one before it.
+func (a *Allocator) rateLocked(now time.Time) float64 {
+	cur := a.cur.Load()
+	if cur.empty() {
+		return 0
+	}
+	used := min(cur.next.Load(), cur.end) - cur.seg.Start
+	since := cur.installed
+	if !a.prevStart.IsZero() {
+		used += a.prevLen
+		since = a.prevStart
+	}
+	elapsed := max(now.Sub(since), time.Millisecond)
+	return float64(used) / elapsed.Seconds()
+}
+
+// peakHalfLife is how fast a remembered peak rate fades.
+const peakHalfLife = time.Hour
+
+// peakLocked folds rate into the decaying peak and returns the peak.
+func (a *Allocator) peakLocked(now time.Time, rate float64) float64 {
+	if !a.peakAt.IsZero() {
+		a.peak *= math.Exp2(-now.Sub(a.peakAt).Seconds() / peakHalfLife.Seconds())
+	}
+	a.peak, a.peakAt = max(a.peak, rate), now
+	return a.peak
+}
+
+func (a *Allocator) bufferedLocked() int64 {
+	var n int64
+	n = a.cur.Load().remaining()
+	if a.pending != nil {
+		n += a.pending.remaining()
+	}
+	return n
+}
+
+// SetStoredStep tells the Allocator that the key's stored step is now n
+// (an operator changed it): it becomes the smallest segment claimed,
+// unless Settings.MinStep fixed that.
+func (a *Allocator) SetStoredStep(n int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.fixedMin && n > 0 {
+		a.minStep = n
+	}
+}
+
+// Stats is a snapshot of an Allocator's state.
+type Stats struct {
+	Key string
+	// Current is the segment being issued, [Start, End); Next is the next
+	// value it will hand out.
+	Current idforge.Segment
+	Next    int64
+	// Pending is the segment claimed ahead, zero when none.
+	Pending idforge.Segment
+	// Buffered counts the values left in Current and Pending.
+	Buffered int64
+	// Rate is the consumption rate, in IDs per second, measured over the
+	// current and the previous segment; BufferedFor is how long Buffered
+	// lasts at that rate (0 when nothing is being issued).
+	Rate        float64
+	BufferedFor time.Duration
+	// Issued counts the values handed out (or reserved by a batch).
+	Issued int64
+	// Waits counts calls that had to wait for a claim because nothing was
+	// buffered: the first call, and any call after the buffers ran dry.
+	Waits int64
+	// Step is the length of the newest claimed segment.
+	Step int64
+	// Loads counts successful claims.
+	Loads int64
+	// Failures counts consecutive failed claims; LastError is the newest.
+	Failures  int
+	LastError error
+}
+
+// Stats returns a snapshot of the Allocator's state.
+func (a *Allocator) Stats() Stats {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
+		Waits: a.waits, Issued: a.issued}
+	if b := a.cur.Load(); !b.empty() {
+		st.Current = b.seg
+		st.Next = min(b.next.Load(), b.end)
+		st.Issued += st.Next - b.start
+		st.Rate = a.rateLocked(a.set.Clock.Now())
+	}
+	if p := a.pending; p != nil {
+		st.Pending = p.seg
+	}
+	st.Buffered = a.bufferedLocked()
+	if st.Rate > 0 {
+		st.BufferedFor = time.Duration(float64(st.Buffered) / st.Rate * float64(time.Second))
+	}
+	return st
+}
+
+// Close stops the Allocator: later calls fail with idforge.ErrClosed.
+//
+// When the store implements idforge.SegmentReturner, Close hands the
+// unissued top of this node's claims back (a compare-and-set on max_id), so
+// a clean restart continues right after the last issued value. If another
+// node claimed after this one, the hand-back is refused and the values are
+// abandoned: a gap, never a duplicate. Close is idempotent; it returns the
+// hand-back's error, if any.
+func (a *Allocator) Close() error {
+	a.mu.Lock()
+	if a.closed {
+		a.mu.Unlock()
+		return nil
+	}
+	a.closed = true
+	b := a.cur.Swap(closedBuffer)
+	close(a.closing)
+	a.stopLoads()
+	a.mu.Unlock()
+	a.loaderWG.Wait()
+
+	// Seal the buffer callers were taking from: every value below what
+	// the swap returns was handed out; every later add lands past end.
+	// This is the moment after which nothing more is issued.
+	sealed := b.next.Swap(b.end)
+
+	a.mu.Lock()
+	pending, high := a.pending, a.highWater
+	a.pending = nil
+	a.mu.Unlock()
+	returner, ok := a.store.(idforge.SegmentReturner)
+	if !ok || high == 0 {
+		return nil
+	}
+	from := unissuedFrom(b, sealed, pending, high)
+	if from >= high {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), a.set.LoadTimeout)
+	defer cancel()
+	returned, err := returner.ReturnSegment(ctx, a.key, from, high)
+	switch {
+	case err != nil:
+		a.set.Logger.Warn("could not hand the unused segment back; it is left as a gap", "key", a.key, "from", from, "to", high, "err", err)
+		return fmt.Errorf("key %q: handing back [%d, %d): %w", a.key, from, high, err)
+	case returned:
+		a.set.Logger.Info("handed the unused segment back", "key", a.key, "from", from, "to", high)
+	default:
+		a.set.Logger.Info("unused segment not handed back: another node claimed after it; it is left as a gap", "key", a.key, "from", from, "to", high)
+	}
+	return nil
+}
+
+// unissuedFrom returns the lowest value of the contiguous unissued range
+// that ends at high, the end of the newest claim: the pending segment, the
+// untouched tail of the current segment and the sealed rest of the buffer
+// in use, as far as they join up. high means nothing can be handed back.
+func unissuedFrom(b *buffer, sealed int64, pending *buffer, high int64) int64 {
+	from := high
+	if pending != nil {
+		if pending.seg.End != high {
+			return high
+		}
+		from = pending.seg.Start
+	}
+	if b.empty() || b.seg.End != from {
+		return from
+	}
+	if b.tail != nil {
+		from = b.tail.start
+	}
+	if sealed < b.end {
+		from = max(sealed, b.start)
+	}
+	return from
+}

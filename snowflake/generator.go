@@ -1,0 +1,687 @@
+package snowflake
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// Defaults for the zero values of Settings.
+const (
+	// DefaultMaxBackwardWait is how far the clock may move back before
+	// Next refuses instead of waiting, when Settings.MaxBackwardWait is 0.
+	DefaultMaxBackwardWait = 5 * time.Millisecond
+	// DefaultFenceAhead is how far beyond the newest issued tick the fence
+	// is recorded, when Settings.FenceAhead is 0.
+	DefaultFenceAhead = 2 * time.Second
+)
+
+// MaxBatch is the largest n NextN accepts.
+const MaxBatch = 1 << 20
+
+// expiryWarning is how long before the layout expires New starts warning.
+const expiryWarning = 365 * 24 * time.Hour
+
+// Settings configures a Generator. The zero value of every field means
+// "use the default".
+type Settings struct {
+	// Layout is the bit layout of the IDs. The zero Layout (no Name, Unit,
+	// Epoch or Fields) means Preset("twitter").
+	Layout Layout
+	// Datacenter is the datacenter ID stored in every ID, from 0 to
+	// Layout.MaxDatacenter(); it must be 0 when the layout has no
+	// datacenter field.
+	Datacenter int64
+	// Worker is the worker ID stored in every ID, from 0 to
+	// Layout.MaxWorker(); it must be 0 when the layout has no worker
+	// field. No two running generators of one layout (and datacenter) may
+	// share a worker ID: that is what keeps their IDs apart.
+	Worker int64
+	// MaxBackwardWait is how far behind the newest issued tick the clock
+	// may fall (an NTP step, say) for Next to wait for it to catch up;
+	// further behind, Next refuses with idforge.ErrClockMovedBackwards
+	// until the clock has caught up. 0 means DefaultMaxBackwardWait (5 ms);
+	// a negative value means never wait.
+	MaxBackwardWait time.Duration
+	// Fence, when set, persists a time bound so that a restart with the
+	// clock set back cannot reuse time (see Fence). Without a fence the
+	// generator only guards against the clock moving back while it runs:
+	// if the process restarts while the clock is behind the last time it
+	// issued (a crash followed by an NTP correction, a VM restored from a
+	// snapshot), it issues duplicate IDs.
+	Fence Fence
+	// FenceAhead is how far past the newest issued tick the fence is
+	// recorded, so that Store runs about once per FenceAhead/2 and in the
+	// background. After a crash, a restart waits up to FenceAhead (plus
+	// MaxBackwardWait) for the clock to pass the record. 0 means
+	// DefaultFenceAhead (2 s); it must not be negative.
+	FenceAhead time.Duration
+	// MaxBorrow, when positive, lets the generator keep issuing through a
+	// backward clock step larger than MaxBackwardWait by borrowing ahead:
+	// it goes on issuing at its own newest tick, then the next ones, as
+	// long as that logical time is at most MaxBorrow ahead of the clock.
+	// IDs stay unique and increasing; the trade is that their time field
+	// runs up to MaxBorrow ahead of the wall clock, and that at most
+	// MaxBorrow/Unit ticks of sequence space can be spent that way before
+	// the generator refuses like it does when MaxBorrow is 0 (the
+	// default): with ErrClockMovedBackwards until the clock catches up.
+	MaxBorrow time.Duration
+	// NotBefore makes the generator skip every tick that starts at or
+	// before it: an earlier holder of this worker ID issued until then
+	// (the coordinator recorded it). New waits or refuses as for a Fence.
+	NotBefore time.Time
+	// Guard, when set, is asked before every ID: once the clock reaches
+	// its ValidUntil the generator refuses with idforge.ErrLeaseLost (a
+	// coordinated worker-ID lease that could not be renewed in time).
+	Guard Guard
+	// Clock is the source of time; nil means idforge.SystemClock.
+	Clock idforge.Clock
+	// Logger receives the start-up line and warnings; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Guard bounds the right to issue with a worker ID in time, as a lease on
+// the ID does.
+type Guard interface {
+	// ValidUntil returns the time until which IDs may be issued. The zero
+	// Time means without limit.
+	ValidUntil() time.Time
+}
+
+// Generator issues snowflake IDs: time, datacenter, worker and sequence
+// packed into a non-negative int64 according to a Layout. IDs from one
+// Generator strictly increase in the order Next returns them. A Generator
+// is safe for concurrent use.
+type Generator struct {
+	mu     sync.Mutex
+	last   int64 // tick of the newest ID issued, or of the fence after a restart; -1 when none
+	seq    int64 // sequence number of the newest ID in tick last
+	quiet  int64 // ticks up to this one need no fence work
+	closed bool
+	issued bool  // an ID was issued, so last is this generator's
+	count  int64 // IDs issued
+
+	reservedMs int64 // tick ends up to this (ms since epoch) are covered by the stored fence
+	refreshing bool  // a background fence write is running
+	loggedAt   time.Time
+
+	// Fixed after New.
+	layout     Layout
+	p          plan
+	base       int64 // fixed fields, datacenter and worker, in place
+	maxSeq     int64
+	clock      idforge.Clock
+	system     bool
+	log        *slog.Logger
+	maxBack    time.Duration // negative: never wait
+	worker     int64
+	datacenter int64
+	guard      Guard // may change under mu (Rebind)
+	maxBorrow  time.Duration
+	fence      Fence
+	aheadMs    int64
+	wg         sync.WaitGroup // background fence writes
+
+	storeMu  sync.Mutex // serialises Fence.Store
+	storedMs int64      // the newest time stored (ms since epoch), guarded by storeMu
+}
+
+var _ idforge.BatchGenerator = (*Generator)(nil)
+
+// New returns a Generator for s. It returns an error wrapping
+//
+//   - idforge.ErrInvalidLayout when the layout is not valid or its epoch
+//     is after the clock's time;
+//   - idforge.ErrInvalidWorker when Worker or Datacenter does not fit the
+//     layout (the message gives the allowed range);
+//   - idforge.ErrLayoutExpired when the clock is at or after the layout's
+//     Expires;
+//   - idforge.ErrInvalidArgument when FenceAhead is negative;
+//   - idforge.ErrClockMovedBackwards when the Fence holds a time more than
+//     FenceAhead + MaxBackwardWait ahead of the clock;
+//   - the Fence's own error when Load fails.
+//
+// When the Fence holds a time at most FenceAhead + MaxBackwardWait ahead
+// of the clock (as after a crash), New sleeps until the clock passes it.
+// New logs one Info line, and a warning when the layout expires within a
+// year.
+func New(s Settings) (*Generator, error) {
+	l := s.Layout
+	if l.Name == "" && l.Unit == 0 && l.Epoch.IsZero() && len(l.Fields) == 0 {
+		l, _ = Preset("twitter")
+	}
+	l.Fields = slices.Clone(l.Fields)
+	p, err := l.plan()
+	if err != nil {
+		return nil, err
+	}
+	g := &Generator{
+		last:       -1,
+		layout:     l,
+		p:          p,
+		maxSeq:     maxOf(p.seqBits),
+		clock:      s.Clock,
+		log:        s.Logger,
+		maxBack:    s.MaxBackwardWait,
+		worker:     s.Worker,
+		datacenter: s.Datacenter,
+		guard:      s.Guard,
+		maxBorrow:  s.MaxBorrow,
+		fence:      s.Fence,
+		quiet:      p.endTick - 1,
+	}
+	if g.clock == nil {
+		g.clock = idforge.SystemClock
+	}
+	g.system = g.clock == idforge.SystemClock
+	if g.log == nil {
+		g.log = slog.Default()
+	}
+	if g.maxBack == 0 {
+		g.maxBack = DefaultMaxBackwardWait
+	}
+	ahead := s.FenceAhead
+	switch {
+	case ahead < 0:
+		return nil, fmt.Errorf("%w: FenceAhead %v is negative", idforge.ErrInvalidArgument, ahead)
+	case ahead == 0:
+		ahead = DefaultFenceAhead
+	}
+	g.aheadMs = int64((ahead + time.Millisecond - 1) / time.Millisecond)
+
+	if err := checkID("worker", s.Worker, p.workerBits); err != nil {
+		return nil, err
+	}
+	if err := checkID("datacenter", s.Datacenter, p.dcBits); err != nil {
+		return nil, err
+	}
+	g.base = p.fixed | s.Datacenter<<p.dcShift | s.Worker<<p.workerShift
+
+	now := g.clock.Now()
+	if l.Epoch.After(now) {
+		return nil, layoutErr("epoch %s is in the future (the clock reads %s)", l.Epoch.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+	}
+	expires := l.Expires()
+	if !now.Before(expires) {
+		return nil, fmt.Errorf("%w: layout %s ran out of time on %s (the clock reads %s)", idforge.ErrLayoutExpired, l.Name, expires.Format(time.RFC3339), now.UTC().Format(time.RFC3339))
+	}
+	if left := expires.Sub(now); left < expiryWarning {
+		g.log.Warn("snowflake: layout runs out of time soon; after that no ID can be issued",
+			"layout", l.Name, "expires", expires.Format(time.RFC3339), "days_left", int(left.Hours()/24))
+	}
+
+	if g.fence != nil {
+		g.quiet, g.reservedMs = -1, -1
+		g.storedMs = -1 << 62
+		t, err := g.fence.Load()
+		if err != nil {
+			return nil, fmt.Errorf("snowflake: loading the time fence: %w", err)
+		}
+		if !t.IsZero() {
+			if err := g.applyFence(t, ahead); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	if !s.NotBefore.IsZero() {
+		if err := g.skipUntil(s.NotBefore, ahead, "the time an earlier holder of worker ID "+strconv.FormatInt(s.Worker, 10)+" recorded"); err != nil {
+			return nil, err
+		}
+	}
+
+	g.log.Info("snowflake generator started",
+		"layout", l.Name, "spec", l.String(), "worker", s.Worker, "datacenter", s.Datacenter,
+		"expires", expires.Format(time.RFC3339), "fence", g.fence != nil)
+	return g, nil
+}
+
+// checkID checks a worker or datacenter ID against a field of bits bits.
+func checkID(name string, v int64, bits uint) error {
+	switch {
+	case bits == 0 && v != 0:
+		return fmt.Errorf("%w: %s %d given, but the layout has no %s field (use 0)", idforge.ErrInvalidWorker, name, v, name)
+	case v < 0 || v > maxOf(bits):
+		return fmt.Errorf("%w: %s %d out of range 0..%d", idforge.ErrInvalidWorker, name, v, maxOf(bits))
+	}
+	return nil
+}
+
+// applyFence makes the generator skip every tick starting at or before t,
+// the time an earlier run recorded in the fence.
+func (g *Generator) applyFence(t time.Time, ahead time.Duration) error {
+	g.storedMs = t.UnixMilli() - g.p.epochMs
+	return g.skipUntil(t, ahead, "the time fence recorded by an earlier run")
+}
+
+// skipUntil makes the generator skip every tick starting at or before t,
+// waiting for the clock when it is behind t by no more than ahead +
+// MaxBackwardWait (a crash within the fence window looks like that), and
+// refusing when it is further behind. what names t in messages.
+func (g *Generator) skipUntil(t time.Time, ahead time.Duration, what string) error {
+	tMs := t.UnixMilli() - g.p.epochMs
+	tick := floorDiv(tMs, g.p.unitMs)
+	if tick >= 0 && tick >= g.last {
+		g.last, g.seq = tick, g.maxSeq
+	}
+	allowed := ahead + max(g.maxBack, 0)
+	now := g.clock.Now()
+	for tries := 0; !now.After(t); tries++ {
+		gap := t.Sub(now)
+		if gap > allowed || tries == 3 {
+			return fmt.Errorf("%w: the clock reads %s, %v behind %s, %s (more than the %v a start may wait); refusing to start before %s",
+				idforge.ErrClockMovedBackwards, now.UTC().Format(time.RFC3339Nano), gap, what, t.UTC().Format(time.RFC3339Nano), allowed, t.UTC().Format(time.RFC3339Nano))
+		}
+		wait := g.p.tickStart(tick + 1).Sub(now)
+		g.log.Info("snowflake: waiting for the clock to pass "+what, "wait", wait, "until", t.UTC().Format(time.RFC3339Nano), "worker", g.worker)
+		g.clock.Sleep(wait)
+		now = g.clock.Now()
+	}
+	return nil
+}
+
+// Rebind switches the generator to another worker ID, as after its lease
+// was lost and a new one obtained: later IDs carry worker, are issued only
+// while guard allows, and only in ticks after notBefore (the newest time
+// an earlier holder of worker recorded); until the clock passes notBefore,
+// Next refuses with idforge.ErrClockMovedBackwards. It returns an error
+// wrapping idforge.ErrInvalidWorker when worker does not fit the layout.
+func (g *Generator) Rebind(worker int64, notBefore time.Time, guard Guard) error {
+	if err := checkID("worker", worker, g.p.workerBits); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.worker, g.guard = worker, guard
+	g.base = g.p.fixed | g.datacenter<<g.p.dcShift | worker<<g.p.workerShift
+	if !notBefore.IsZero() {
+		if tick := floorDiv(notBefore.UnixMilli()-g.p.epochMs, g.p.unitMs); tick >= g.last {
+			g.last, g.seq = tick, g.maxSeq
+		}
+	}
+	g.log.Info("snowflake generator rebound to a new worker ID", "worker", worker, "not_before", notBefore.UTC().Format(time.RFC3339Nano))
+	return nil
+}
+
+// LastIssued returns the end of the newest tick an ID was issued in (the
+// time a later holder of the worker ID must stay after), zero when none.
+func (g *Generator) LastIssued() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.issued {
+		return time.Time{}
+	}
+	return g.p.tickStart(g.last + 1)
+}
+
+// Layout returns the generator's layout.
+func (g *Generator) Layout() Layout {
+	l := g.layout
+	l.Fields = slices.Clone(l.Fields)
+	return l
+}
+
+// Issued returns how many IDs the generator has issued.
+func (g *Generator) Issued() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.count
+}
+
+// Worker returns the worker ID stored in every ID.
+func (g *Generator) Worker() int64 { return g.worker }
+
+// Datacenter returns the datacenter ID stored in every ID.
+func (g *Generator) Datacenter() int64 { return g.datacenter }
+
+// Next returns a new ID, greater than every ID this Generator returned
+// before. When the tick's sequence numbers are used up it waits for the
+// next tick; when the clock has moved back by at most MaxBackwardWait it
+// waits for the clock to catch up. It returns an error wrapping
+//
+//   - idforge.ErrClockMovedBackwards when the clock is further behind
+//     the newest issued tick (or the fence of an earlier run);
+//   - idforge.ErrLayoutExpired when the clock has reached the layout's
+//     Expires;
+//   - idforge.ErrClosed after Close;
+//   - the Fence's error when storing the fence fails;
+//   - ctx.Err() when ctx is done while waiting.
+func (g *Generator) Next(ctx context.Context) (int64, error) {
+	g.mu.Lock()
+	if now := g.clock.Now(); !g.closed && g.allowed(now) {
+		if ms := now.UnixMilli() - g.p.epochMs; ms >= 0 {
+			tick := ms / g.p.unitMs
+			if tick <= g.quiet {
+				if tick > g.last {
+					g.last, g.seq, g.issued = tick, 0, true
+					g.count++
+					id := g.base | tick<<g.p.timeShift
+					g.mu.Unlock()
+					return id, nil
+				}
+				if tick == g.last && g.seq < g.maxSeq {
+					g.seq++
+					g.count++
+					id := g.base | tick<<g.p.timeShift | g.seq<<g.p.seqShift
+					g.mu.Unlock()
+					return id, nil
+				}
+			}
+		}
+	}
+	g.mu.Unlock()
+	var id [1]int64
+	if _, err := g.fill(ctx, id[:]); err != nil {
+		return 0, err
+	}
+	return id[0], nil
+}
+
+// allowed reports whether the guard lets IDs be issued at now. Called with
+// mu held.
+func (g *Generator) allowed(now time.Time) bool {
+	if g.guard == nil {
+		return true
+	}
+	until := g.guard.ValidUntil()
+	return until.IsZero() || now.Before(until)
+}
+
+// NextN returns n new IDs in increasing order. It reads the clock once
+// per tick rather than once per ID and holds the lock throughout, except
+// while waiting more than a few milliseconds for a tick. It returns an error wrapping idforge.ErrInvalidCount when n is below 1 or
+// above MaxBatch, and otherwise fails as Next does; on error it returns no
+// IDs (the ones issued so far are skipped: gaps are allowed).
+func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
+	if n < 1 || n > MaxBatch {
+		return nil, fmt.Errorf("%w: %d IDs asked for, want 1 to %d", idforge.ErrInvalidCount, n, MaxBatch)
+	}
+	ids := make([]int64, n)
+	if _, err := g.fill(ctx, ids); err != nil {
+		return nil, err
+	}
+	return ids, nil
+}
+
+// shortWait is the longest wait done while holding the lock: other
+// callers queue behind it (parked, using no CPU) instead of each sleeping
+// on its own. Longer waits release the lock so that queued callers can
+// give up when their ctx is done.
+const shortWait = 3 * time.Millisecond
+
+// fill issues len(out) IDs into out and returns how many it issued.
+func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
+	n := 0
+	backWaited := false
+	g.mu.Lock()
+	for n < len(out) {
+		if g.closed {
+			g.mu.Unlock()
+			return n, idforge.ErrClosed
+		}
+		now := g.clock.Now()
+		if !g.allowed(now) {
+			err := fmt.Errorf("%w: worker ID %d may be used until %s only; the clock reads %s", idforge.ErrLeaseLost,
+				g.worker, g.guard.ValidUntil().UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+			g.mu.Unlock()
+			return n, err
+		}
+		ms := now.UnixMilli() - g.p.epochMs
+		tick := floorDiv(ms, g.p.unitMs)
+		ref := max(g.last, 0)
+		var wait time.Duration
+		if tick < ref && g.last >= 0 {
+			if borrowed, ok := g.borrowTick(now); ok {
+				// Borrowing ahead: issue at logical time instead.
+				tick = borrowed
+			}
+		}
+		switch {
+		case tick >= g.p.endTick:
+			g.mu.Unlock()
+			return n, fmt.Errorf("%w: the clock reads %s, at or after the layout's end %s", idforge.ErrLayoutExpired,
+				now.UTC().Format(time.RFC3339Nano), g.layout.Expires().Format(time.RFC3339))
+
+		case tick < ref:
+			// The clock is behind the newest issued tick (or the epoch),
+			// by more than borrowing may cover.
+			wait = g.until(now, ms, ref)
+			if backWaited || g.maxBack < 0 || wait > g.maxBack {
+				err := g.backwardErr(now, wait)
+				g.mu.Unlock()
+				return n, err
+			}
+			backWaited = true
+			g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; waiting for it to catch up", "wait", wait)
+
+		case tick > g.last || g.seq < g.maxSeq:
+			if tick > g.quiet {
+				if err := g.reserveLocked(tick); err != nil {
+					g.mu.Unlock()
+					return n, err
+				}
+			}
+			if tick > g.last {
+				g.last, g.seq, g.issued = tick, -1, true
+			}
+			k := min(int64(len(out)-n), g.maxSeq-g.seq)
+			id := g.base | tick<<g.p.timeShift
+			g.count += k
+			for ; k > 0; k-- {
+				g.seq++
+				out[n] = id | g.seq<<g.p.seqShift
+				n++
+			}
+			backWaited = false
+			continue
+
+		default:
+			// The tick's sequence is used up: wait for the next one.
+			wait = g.until(now, ms, tick+1)
+		}
+
+		if wait <= shortWait {
+			if err := g.sleep(ctx, wait); err != nil {
+				g.mu.Unlock()
+				return n, err
+			}
+			continue
+		}
+		g.mu.Unlock()
+		if err := g.sleep(ctx, wait); err != nil {
+			return n, err
+		}
+		g.mu.Lock()
+	}
+	g.mu.Unlock()
+	return n, nil
+}
+
+// borrowTick returns the tick to issue in when the clock is behind the
+// newest issued tick by more than MaxBackwardWait: the newest tick while it
+// has sequence numbers left, then the next, as long as that is at most
+// MaxBorrow ahead of now. Called with mu held.
+func (g *Generator) borrowTick(now time.Time) (int64, bool) {
+	if g.maxBorrow <= 0 {
+		return 0, false
+	}
+	tick := g.last
+	if g.seq >= g.maxSeq {
+		tick++
+	}
+	if g.p.tickStart(tick).Sub(now) > g.maxBorrow || tick >= g.p.endTick {
+		return 0, false
+	}
+	if g.p.tickStart(g.last).Sub(now) > g.maxBack {
+		g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; borrowing ahead",
+			"ahead", g.p.tickStart(tick).Sub(now), "max_borrow", g.maxBorrow)
+	}
+	return tick, true
+}
+
+// until returns how long after now (which is ms milliseconds after the
+// epoch) tick starts.
+func (g *Generator) until(now time.Time, ms, tick int64) time.Duration {
+	const maxMs = int64(1e12) // ~31 years: keeps the Duration from overflowing
+	diff := min(tick*g.p.unitMs-ms, maxMs)
+	return time.Duration(diff)*time.Millisecond - time.Duration(now.Nanosecond()%int(time.Millisecond))
+}
+
+func (g *Generator) backwardErr(now time.Time, behind time.Duration) error {
+	waits := "never waits"
+	if g.maxBack >= 0 {
+		waits = "waits up to " + g.maxBack.String()
+	}
+	var err error
+	if g.last < 0 {
+		err = fmt.Errorf("%w: the clock reads %s, %v before the layout's epoch %s; refusing to issue, %s",
+			idforge.ErrClockMovedBackwards, now.UTC().Format(time.RFC3339Nano), behind, g.layout.Epoch.UTC().Format(time.RFC3339Nano), waits)
+	} else {
+		last := g.p.tickStart(g.last)
+		what := "last issued"
+		if !g.issued {
+			what = "time fence of an earlier run at"
+		}
+		err = fmt.Errorf("%w by %v (now %s, %s %s); refusing to issue, %s",
+			idforge.ErrClockMovedBackwards, behind, now.UTC().Format(time.RFC3339Nano), what, last.Format(time.RFC3339Nano), waits)
+	}
+	g.logRateLimited(now, slog.LevelError, "snowflake: refusing to issue IDs", "err", err)
+	return err
+}
+
+// logRateLimited logs at most once a second (by the generator's clock).
+// It is called with mu held.
+func (g *Generator) logRateLimited(now time.Time, level slog.Level, msg string, args ...any) {
+	if !g.loggedAt.IsZero() && now.Sub(g.loggedAt) < time.Second && now.Sub(g.loggedAt) > -time.Second {
+		return
+	}
+	g.loggedAt = now
+	g.log.Log(context.Background(), level, msg, append(args, "worker", g.worker, "datacenter", g.datacenter)...)
+}
+
+// sleep waits d on the generator's clock.
+func (g *Generator) sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if g.system {
+		return preciseSleep(ctx, d)
+	}
+	g.clock.Sleep(d)
+	return ctx.Err()
+}
+
+// reserveLocked makes sure the stored fence covers the end of tick before
+// an ID of that tick is issued, and starts a background refresh when the
+// fence is getting close. It is called with mu held.
+func (g *Generator) reserveLocked(tick int64) error {
+	if g.fence == nil {
+		return nil
+	}
+	end := (tick + 1) * g.p.unitMs
+	if end > g.reservedMs {
+		target := end + g.aheadMs
+		if err := g.persist(target); err != nil {
+			return fmt.Errorf("snowflake: storing the time fence %s: %w", g.msTime(target).Format(time.RFC3339Nano), err)
+		}
+		g.setReservedLocked(target)
+	}
+	if !g.refreshing && end > g.reservedMs-g.aheadMs/2 {
+		g.refreshing = true
+		g.wg.Add(1)
+		go g.refresh(end + g.aheadMs)
+	}
+	return nil
+}
+
+// setReservedLocked records that the stored fence covers tick ends up to
+// ms and recomputes the ticks that need no fence work.
+func (g *Generator) setReservedLocked(ms int64) {
+	if ms <= g.reservedMs {
+		return
+	}
+	g.reservedMs = ms
+	g.quiet = min(floorDiv(ms-g.aheadMs/2, g.p.unitMs)-1, g.p.endTick-1)
+}
+
+// refresh stores the fence target in the background.
+func (g *Generator) refresh(target int64) {
+	defer g.wg.Done()
+	err := g.persist(target)
+	g.mu.Lock()
+	g.refreshing = false
+	if err == nil {
+		g.setReservedLocked(target)
+	}
+	g.mu.Unlock()
+	if err != nil {
+		g.log.Warn("snowflake: storing the time fence in the background failed; will retry before issuing past it",
+			"fence", g.msTime(target).Format(time.RFC3339Nano), "worker", g.worker, "err", err)
+	}
+}
+
+// persist stores ms (since the epoch) in the fence unless a later time is
+// stored already. Stores never run concurrently and never go backwards.
+func (g *Generator) persist(ms int64) error {
+	g.storeMu.Lock()
+	defer g.storeMu.Unlock()
+	if ms <= g.storedMs {
+		return nil
+	}
+	if err := g.fence.Store(g.msTime(ms)); err != nil {
+		return err
+	}
+	g.storedMs = ms
+	return nil
+}
+
+func (g *Generator) msTime(ms int64) time.Time {
+	return time.UnixMilli(g.p.epochMs + ms).UTC()
+}
+
+// Close stops the generator: later calls to Next and NextN return
+// idforge.ErrClosed. With a Fence, Close waits for any background write
+// and then stores the start of the newest issued tick, so that a clean
+// restart needs no wait. Close is idempotent; only the first call can
+// return an error (the Fence's, wrapped).
+func (g *Generator) Close() error {
+	g.mu.Lock()
+	if g.closed {
+		g.mu.Unlock()
+		return nil
+	}
+	g.closed = true
+	issued, last := g.issued, g.last
+	g.mu.Unlock()
+	if g.fence == nil {
+		return nil
+	}
+	g.wg.Wait()
+	if !issued {
+		return nil
+	}
+	g.storeMu.Lock()
+	defer g.storeMu.Unlock()
+	t := g.p.tickStart(last)
+	if err := g.fence.Store(t); err != nil {
+		return fmt.Errorf("snowflake: storing the time fence %s on close: %w", t.Format(time.RFC3339Nano), err)
+	}
+	g.storedMs = last * g.p.unitMs
+	return nil
+}
+
+// floorDiv returns a/b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,143 @@
+package snowflake
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// presets builds each named layout afresh, so callers can never change a
+// shared Fields slice.
+var presets = map[string]func() Layout{
+	// Twitter's original snowflake: 41 bits of milliseconds since
+	// 2010-11-04T01:42:54.657Z, 5 bits of datacenter, 5 of worker and 12
+	// of sequence. Runs out of time on 2080-07-10.
+	"twitter": func() Layout {
+		return Layout{
+			Name:  "twitter",
+			Unit:  time.Millisecond,
+			Epoch: time.UnixMilli(1288834974657).UTC(),
+			Fields: []Field{
+				{Kind: KindTime, Name: "time", Bits: 41},
+				{Kind: KindDatacenter, Name: "datacenter", Bits: 5},
+				{Kind: KindWorker, Name: "worker", Bits: 5},
+				{Kind: KindSequence, Name: "sequence", Bits: 12},
+			},
+		}
+	},
+	// Sony's sonyflake: 39 bits of 10 ms since 2014-09-01, then 8 bits of
+	// sequence above 16 bits of machine ID. Runs out of time in 2188.
+	"sonyflake": func() Layout {
+		return Layout{
+			Name:  "sonyflake",
+			Unit:  10 * time.Millisecond,
+			Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC),
+			Fields: []Field{
+				{Kind: KindTime, Name: "time", Bits: 39},
+				{Kind: KindSequence, Name: "sequence", Bits: 8},
+				{Kind: KindWorker, Name: "worker", Bits: 16},
+			},
+		}
+	},
+	// Vesta's "max peak" type (type 0): seconds with a 20-bit sequence,
+	// about a million IDs per second per machine. The top bit of a Vesta
+	// ID is its version, which must be 0 here. Runs out of time in 2049.
+	"vesta-max-peak": func() Layout {
+		return Layout{
+			Name:  "vesta-max-peak",
+			Unit:  time.Second,
+			Epoch: time.UnixMilli(vestaEpochMs).UTC(),
+			Fields: []Field{
+				{Kind: KindFixed, Name: "type", Bits: 1, Value: 0},
+				{Kind: KindFixed, Name: "method", Bits: 2, Value: 0},
+				{Kind: KindTime, Name: "time", Bits: 30},
+				{Kind: KindSequence, Name: "sequence", Bits: 20},
+				{Kind: KindWorker, Name: "worker", Bits: 10},
+			},
+		}
+	},
+	// Vesta's "min granularity" type (type 1): milliseconds with a 10-bit
+	// sequence. Runs out of time in 2049.
+	"vesta-min-granularity": func() Layout {
+		return Layout{
+			Name:  "vesta-min-granularity",
+			Unit:  time.Millisecond,
+			Epoch: time.UnixMilli(vestaEpochMs).UTC(),
+			Fields: []Field{
+				{Kind: KindFixed, Name: "type", Bits: 1, Value: 1},
+				{Kind: KindFixed, Name: "method", Bits: 2, Value: 0},
+				{Kind: KindTime, Name: "time", Bits: 40},
+				{Kind: KindSequence, Name: "sequence", Bits: 10},
+				{Kind: KindWorker, Name: "worker", Bits: 10},
+			},
+		}
+	},
+	// IDs that JavaScript numbers hold exactly: the top 10 bits stay 0, so
+	// every ID is below 2^53. 38 bits of 10 ms since 2024-01-01 (until
+	// 2111), 7 bits of worker, 8 of sequence (25,600 IDs/s per worker).
+	"js-safe": func() Layout {
+		return Layout{
+			Name:  "js-safe",
+			Unit:  10 * time.Millisecond,
+			Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
+			Fields: []Field{
+				{Kind: KindFixed, Name: "reserved", Bits: 10, Value: 0},
+				{Kind: KindTime, Name: "time", Bits: 38},
+				{Kind: KindWorker, Name: "worker", Bits: 7},
+				{Kind: KindSequence, Name: "sequence", Bits: 8},
+			},
+		}
+	},
+}
+
+// vestaEpochMs is Vesta's EPOCH, 2015-01-01T00:00:00+08:00.
+const vestaEpochMs = 1420041600000
+
+// Preset returns the named built-in layout. The names are listed by
+// Presets:
+//
+//   - twitter: time:41, datacenter:5, worker:5, sequence:12; 1 ms ticks
+//     from 1288834974657 (Unix ms); expires 2080-07-10.
+//   - sonyflake: time:39, sequence:8, worker:16; 10 ms ticks from
+//     2014-09-01T00:00:00Z; expires 2188-11-16.
+//   - vesta-max-peak: type:1=0, method:2=0, time:30, sequence:20,
+//     worker:10; 1 s ticks from Vesta's epoch 1420041600000; expires
+//     2049-01-09.
+//   - vesta-min-granularity: type:1=1, method:2=0, time:40, sequence:10,
+//     worker:10; 1 ms ticks from the same epoch; expires 2049-11-03.
+//   - js-safe: reserved:10=0, time:38, worker:7, sequence:8; 10 ms ticks
+//     from 2024-01-01T00:00:00Z; every ID is below 2^53; expires
+//     2111-02-08.
+//
+// An unknown name returns an error wrapping idforge.ErrInvalidLayout.
+func Preset(name string) (Layout, error) {
+	mk, ok := presets[name]
+	if !ok {
+		return Layout{}, fmt.Errorf("%w: unknown preset %q (known: %s)", idforge.ErrInvalidLayout, name, strings.Join(Presets(), ", "))
+	}
+	return mk(), nil
+}
+
+// Presets returns the names of the built-in layouts, sorted.
+func Presets() []string {
+	names := make([]string, 0, len(presets))
+	for name := range presets {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// presetNameOf returns the name of the preset l is exactly (Equal to), or
+// "custom".
+func presetNameOf(l Layout) string {
+	for name, mk := range presets {
+		if l.Equal(mk()) {
+			return name
+		}
+	}
+	return "custom"
+}

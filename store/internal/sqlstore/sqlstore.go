@@ -1,0 +1,490 @@
+// Package sqlstore is the code store/mysql and store/postgres share: an
+// idforge.Store over database/sql that keeps segment keys in Leaf's
+// leaf_alloc table, the other keys in idforge_keys and serial definitions
+// (idforge.SerialStore) in idforge_serials.
+//
+// A backend hands Open its driver's *sql.DB and a Dialect: its SQL text,
+// its driver's error codes, how it locks a key name and how it creates the
+// tables. The backend keeps its Config, its URL parsing and its
+// documentation; its exported methods call this Store's. The segment
+// rules that need no database/sql (Unclaimable, Claimed) serve
+// store/sqlite too.
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// Settings are the fields of a backend's Config besides its driver's
+// configuration; the backend's Config documents them.
+type Settings struct {
+	MaxOpenConns    int
+	MaxIdleConns    int
+	ConnMaxLifetime time.Duration
+	Timeout         time.Duration
+	Retries         int
+	ForMigrate      bool
+	Logger          *slog.Logger
+}
+
+// WithDefaults checks s and fills in the fields left zero: the logger
+// with slog.Default(), the others from the backend's defaults. It returns
+// an error wrapping idforge.ErrInvalidArgument, starting with name, for a
+// negative MaxOpenConns or Timeout.
+func (s Settings) WithDefaults(name string, defaults Settings) (Settings, error) {
+	if s.MaxOpenConns < 0 || s.Timeout < 0 {
+		return s, fmt.Errorf("%w: %s: negative MaxOpenConns or Timeout", idforge.ErrInvalidArgument, name)
+	}
+	if s.MaxOpenConns == 0 {
+		s.MaxOpenConns = defaults.MaxOpenConns
+	}
+	if s.MaxIdleConns == 0 {
+		s.MaxIdleConns = defaults.MaxIdleConns
+	}
+	if s.ConnMaxLifetime == 0 {
+		s.ConnMaxLifetime = defaults.ConnMaxLifetime
+	}
+	if s.Timeout == 0 {
+		s.Timeout = defaults.Timeout
+	}
+	if s.Retries == 0 {
+		s.Retries = defaults.Retries
+	}
+	if s.Logger == nil {
+		s.Logger = slog.Default()
+	}
+	return s, nil
+}
+
+// Dialect is what differs from one SQL server to another.
+type Dialect struct {
+	// Name is the backend's name, which starts its messages: "mysql".
+	Name string
+	// QuoteIdent quotes an identifier (leaf_alloc's description column).
+	QuoteIdent func(ident string) string
+	// Prepare has the Store prepare its busiest statements (the claims,
+	// the read of a row, the key lookup) once, on the pool.
+	// go-sql-driver/mysql would otherwise prepare and close a statement on
+	// every call with arguments; pgx prepares and caches each statement
+	// on each connection by itself.
+	Prepare bool
+	// ClaimReturns says that SQL.ClaimStored and SQL.ClaimStep end in
+	// RETURNING max_id, step, so that a claim is that one statement.
+	// Otherwise a claim is Leaf's: the UPDATE, then SQL.Read, in one
+	// transaction.
+	ClaimReturns bool
+	// SQL is the dialect's text of every statement.
+	SQL Statements
+	// ClassifyError judges the errors the driver knows (its server's
+	// error codes, its own sentinels): whether retrying a claim may cure
+	// err, with known false for an error it does not recognise. See
+	// Transient.
+	ClassifyError func(err error) (transient, known bool)
+	// IsDuplicateKey reports whether err is the server's unique-key
+	// violation.
+	IsDuplicateKey func(err error) bool
+	// WithNameLock runs fn while holding a lock on a key name that every
+	// process using the database respects, and gives fn the connection
+	// or transaction that holds it. CreateKey relies on it so that the
+	// check that a name is free in both tables and the insert into one of
+	// them cannot interleave with another creator of that name. When the
+	// lock comes with a transaction, WithNameLock commits it if fn
+	// succeeds. It returns the errors of the driver and of fn as they are.
+	WithNameLock func(ctx context.Context, db *sql.DB, name string, fn func(Querier) error) error
+	// CreateTables creates leaf_alloc, idforge_keys and idforge_serials
+	// where they do not exist, leaving existing tables and their rows
+	// alone (Migrate).
+	CreateTables func(ctx context.Context, db *sql.DB) error
+}
+
+// Statements are a dialect's SQL. Each statement takes the arguments
+// listed, in that order, one per placeholder.
+type Statements struct {
+	// Columns lists (table name, lower-case column name) of leaf_alloc,
+	// idforge_keys and idforge_serials, as the other statements find
+	// those tables.
+	Columns string
+	// KeysTable tells, as one boolean, whether idforge_keys exists;
+	// SerialsTable whether idforge_serials does.
+	KeysTable, SerialsTable string
+	// Ping checks the server and that leaf_alloc is readable; one boolean.
+	Ping string
+
+	// ClaimStored adds the row's step to max_id (arguments: key);
+	// ClaimStep adds a step the caller gives, known to be positive (step,
+	// key, step). Both must match no row, rather than fail, when the step
+	// is not positive or max_id would pass the largest int64. See
+	// Dialect.ClaimReturns for what they return.
+	ClaimStored, ClaimStep string
+	// Read reads max_id and step (key).
+	Read string
+	// Return is ReturnSegment's compare-and-set, setting max_id to from
+	// where it is to (from, key, to). Its affected-row count must count a
+	// matched row also when from == to.
+	Return string
+	// Exists counts leaf_alloc's rows for a key (key).
+	Exists string
+	// Strategy reads the strategy of an idforge_keys row (key).
+	Strategy string
+
+	// KeySegment (key) and KeysSegment read biz_tag, max_id, step, the
+	// description and update_time from leaf_alloc; %s is the description
+	// column, quoted. KeyOther (key) and KeysOther read biz_tag, strategy,
+	// description and update_time from idforge_keys.
+	KeySegment, KeysSegment, KeyOther, KeysOther string
+	// NameTaken tells, as one boolean, whether leaf_alloc has a name
+	// (name); NameTakenKeys whether either table has it (name, name).
+	NameTaken, NameTakenKeys string
+	// InsertSegment adds a leaf_alloc row (name, max_id, step,
+	// description; %s is the description column, quoted); InsertOther an
+	// idforge_keys row (name, strategy, description).
+	InsertSegment, InsertOther string
+
+	// Serial (name) and Serials read name, template, time_zone,
+	// description and update_time from idforge_serials; InsertSerial adds
+	// a row (name, template, time_zone, description).
+	Serial, Serials, InsertSerial string
+}
+
+// Querier is what Dialect.WithNameLock hands out: a *sql.Conn or *sql.Tx.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Store is the idforge.Store of a SQL backend. It is safe for concurrent
+// use. Create it with Open and release it with Close.
+type Store struct {
+	db      *sql.DB
+	d       *Dialect
+	name    string // user@host:port/database, for messages; no password
+	log     *slog.Logger
+	timeout time.Duration
+	retries int
+
+	// sch is nil until leaf_alloc has been seen (Open, or later calls
+	// after a Migrate elsewhere when opened with ForMigrate); loadMu
+	// serialises loading it.
+	sch    atomic.Pointer[schema]
+	loadMu sync.Mutex
+	// hasKeys records that idforge_keys exists. Without it (a plain Leaf
+	// database) only segment keys are available.
+	hasKeys atomic.Bool
+	// hasSerials records that idforge_serials exists. Without it (a
+	// database not migrated since serials were added) SerialStore calls
+	// fail, saying to run `idforge migrate`.
+	hasSerials atomic.Bool
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// schema is what Open learnt about leaf_alloc: the statements naming its
+// description column, and those prepared for it. It never changes once
+// loaded: Migrate does not alter an existing leaf_alloc.
+type schema struct {
+	claimStored, claimStep, read, key statement
+	keysSQL, insertSegmentSQL         string
+}
+
+// statement is one of the statements Dialect.Prepare is about: prepared
+// when the dialect asks for it, otherwise run as text.
+type statement struct {
+	text     string
+	prepared *sql.Stmt
+}
+
+// queryRow runs the statement on q, the pool or a transaction.
+func (st statement) queryRow(ctx context.Context, q Querier, args ...any) *sql.Row {
+	if st.prepared == nil {
+		return q.QueryRowContext(ctx, st.text, args...)
+	}
+	return st.on(ctx, q).QueryRowContext(ctx, args...)
+}
+
+// exec runs the statement on q, the pool or a transaction.
+func (st statement) exec(ctx context.Context, q Querier, args ...any) (sql.Result, error) {
+	if st.prepared == nil {
+		return q.ExecContext(ctx, st.text, args...)
+	}
+	return st.on(ctx, q).ExecContext(ctx, args...)
+}
+
+// on returns the prepared statement for q: bound to the transaction when
+// q is one.
+func (st statement) on(ctx context.Context, q Querier) *sql.Stmt {
+	if tx, ok := q.(*sql.Tx); ok {
+		return tx.StmtContext(ctx, st.prepared)
+	}
+	return st.prepared
+}
+
+// Open returns a Store using db, which it configures with set (whose
+// defaults must have been applied: Settings.WithDefaults), once the server
+// answers and leaf_alloc, idforge_keys and idforge_serials, where they
+// exist, are the tables idforge expects. Without leaf_alloc it fails with
+// an error saying to run `idforge migrate`, unless set.ForMigrate;
+// without either of the others it opens. name, which must not hold a
+// password, names the database in messages. When Open fails it closes db.
+func Open(ctx context.Context, db *sql.DB, name string, set Settings, d *Dialect) (*Store, error) {
+	s := &Store{
+		db:      db,
+		d:       d,
+		name:    name,
+		log:     set.Logger,
+		timeout: set.Timeout,
+		retries: max(set.Retries, 0),
+	}
+	s.db.SetMaxOpenConns(set.MaxOpenConns)
+	s.db.SetMaxIdleConns(max(set.MaxIdleConns, 0))
+	s.db.SetConnMaxLifetime(max(set.ConnMaxLifetime, 0))
+
+	if err := s.open(ctx, set.ForMigrate); err != nil {
+		s.closeDB()
+		return nil, err
+	}
+	s.log.Debug(d.Name+" store opened", "db", s.name, "leaf_alloc", s.sch.Load() != nil,
+		"idforge_keys", s.hasKeys.Load(), "idforge_serials", s.hasSerials.Load())
+	return s, nil
+}
+
+func (s *Store) open(ctx context.Context, forMigrate bool) error {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.db.PingContext(ctx); err != nil {
+		return s.wrap(ctx, err, "connect to "+s.name)
+	}
+	_, err := s.load(ctx)
+	var noTable *noLeafAllocError
+	if forMigrate && errors.As(err, &noTable) {
+		return nil
+	}
+	return err
+}
+
+// noLeafAllocError is the error for a database without leaf_alloc.
+type noLeafAllocError struct{ backend, db string }
+
+func (e *noLeafAllocError) Error() string {
+	return fmt.Sprintf("%s: database %s has no table leaf_alloc: run `idforge migrate` to create idforge's tables", e.backend, e.db)
+}
+
+// ready returns the schema, loading it if a Migrate (here or elsewhere)
+// has created leaf_alloc since Open.
+func (s *Store) ready(ctx context.Context) (*schema, error) {
+	if sch := s.sch.Load(); sch != nil {
+		return sch, nil
+	}
+	return s.load(ctx)
+}
+
+// load inspects leaf_alloc, idforge_keys and idforge_serials, checks that
+// they have the columns idforge uses, and builds (and, if the dialect says
+// so, prepares) the statements on leaf_alloc. It returns a
+// *noLeafAllocError when there is no leaf_alloc.
+func (s *Store) load(ctx context.Context) (*schema, error) {
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
+	cols, err := s.columns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkColumns("idforge_keys", cols["idforge_keys"], "biz_tag", "strategy", "description", "update_time"); err != nil {
+		return nil, err
+	}
+	if err := s.checkColumns("idforge_serials", cols["idforge_serials"], "name", "template", "time_zone", "description", "update_time"); err != nil {
+		return nil, err
+	}
+	s.hasKeys.Store(len(cols["idforge_keys"]) > 0)
+	s.hasSerials.Store(len(cols["idforge_serials"]) > 0)
+	if sch := s.sch.Load(); sch != nil {
+		return sch, nil
+	}
+	leaf := cols["leaf_alloc"]
+	if len(leaf) == 0 {
+		return nil, &noLeafAllocError{backend: s.d.Name, db: s.name}
+	}
+	// Older copies of Leaf's DDL name the description column desc.
+	desc := s.d.QuoteIdent("description")
+	if !leaf["description"] && leaf["desc"] {
+		desc = s.d.QuoteIdent("desc")
+		leaf["description"] = true
+	}
+	if err := s.checkColumns("leaf_alloc", leaf, "biz_tag", "max_id", "step", "update_time", "description"); err != nil {
+		return nil, err
+	}
+	q := &s.d.SQL
+	sch := &schema{
+		keysSQL:          fmt.Sprintf(q.KeysSegment, desc),
+		insertSegmentSQL: fmt.Sprintf(q.InsertSegment, desc),
+	}
+	prepare := func(text string) statement {
+		st := statement{text: text}
+		if err != nil || !s.d.Prepare {
+			return st
+		}
+		if st.prepared, err = s.db.PrepareContext(ctx, text); err != nil {
+			err = s.wrap(ctx, err, "prepare statements")
+		}
+		return st
+	}
+	sch.claimStored = prepare(q.ClaimStored)
+	sch.claimStep = prepare(q.ClaimStep)
+	sch.read = prepare(q.Read)
+	sch.key = prepare(fmt.Sprintf(q.KeySegment, desc))
+	if err != nil {
+		sch.close()
+		return nil, err
+	}
+	s.sch.Store(sch)
+	return sch, nil
+}
+
+// columns returns the lower-case column names of leaf_alloc,
+// idforge_keys and idforge_serials, by table; an absent table has no
+// entry.
+func (s *Store) columns(ctx context.Context) (map[string]map[string]bool, error) {
+	rows, err := s.db.QueryContext(ctx, s.d.SQL.Columns)
+	if err != nil {
+		return nil, s.wrap(ctx, err, "inspect tables")
+	}
+	defer rows.Close()
+	cols := map[string]map[string]bool{}
+	for rows.Next() {
+		var table, col string
+		if err := rows.Scan(&table, &col); err != nil {
+			return nil, s.wrap(ctx, err, "inspect tables")
+		}
+		if cols[table] == nil {
+			cols[table] = map[string]bool{}
+		}
+		cols[table][col] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(ctx, err, "inspect tables")
+	}
+	return cols, nil
+}
+
+// checkColumns reports the columns of want that an existing table lacks.
+func (s *Store) checkColumns(table string, have map[string]bool, want ...string) error {
+	if len(have) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, c := range want {
+		if !have[c] {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s: table %s in %s lacks column(s) %s; it is not the table idforge expects",
+			s.d.Name, table, s.name, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// keysTable reports whether idforge_keys exists, looking again when it
+// did not: `idforge migrate` may have created it since.
+func (s *Store) keysTable(ctx context.Context) (bool, error) {
+	if s.hasKeys.Load() {
+		return true, nil
+	}
+	var ok bool
+	if err := s.db.QueryRowContext(ctx, s.d.SQL.KeysTable).Scan(&ok); err != nil {
+		return false, s.wrap(ctx, err, "look for table idforge_keys")
+	}
+	if ok {
+		s.hasKeys.Store(true)
+	}
+	return ok, nil
+}
+
+// Ping reports whether the server answers and leaf_alloc can be read.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if _, err := s.ready(ctx); err != nil {
+		return err
+	}
+	var rows bool
+	if err := s.db.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows); err != nil {
+		return s.wrap(ctx, err, "ping")
+	}
+	return nil
+}
+
+// Close closes the statements and connections. It is idempotent: later
+// calls return the first call's result.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.closeErr = s.closeDB()
+		s.log.Debug(s.d.Name+" store closed", "db", s.name)
+	})
+	return s.closeErr
+}
+
+func (s *Store) closeDB() error {
+	var errs []error
+	if sch := s.sch.Load(); sch != nil {
+		errs = append(errs, sch.close())
+	}
+	errs = append(errs, s.db.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: close %s: %w", s.d.Name, s.name, err)
+	}
+	return nil
+}
+
+func (sch *schema) close() error {
+	var errs []error
+	for _, st := range []statement{sch.claimStored, sch.claimStep, sch.read, sch.key} {
+		if st.prepared != nil {
+			errs = append(errs, st.prepared.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Store) checkOpen() error {
+	if s.closed.Load() {
+		return fmt.Errorf("%w: %s store %s", idforge.ErrClosed, s.d.Name, s.name)
+	}
+	return nil
+}
+
+// opContext applies the store's timeout to ctx unless ctx ends earlier.
+func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// wrap adds what was being done to a driver error. An error caused by
+// Close or by the context ending wraps idforge.ErrClosed or the context's
+// error, whatever the driver made of it.
+func (s *Store) wrap(ctx context.Context, err error, what string) error {
+	if s.closed.Load() {
+		return fmt.Errorf("%w: %s store %s: %s: %v", idforge.ErrClosed, s.d.Name, s.name, what, err)
+	}
+	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+		return fmt.Errorf("%s: %s: %w (%v)", s.d.Name, what, cerr, err)
+	}
+	return fmt.Errorf("%s: %s: %w", s.d.Name, what, err)
+}

@@ -1,0 +1,218 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/idforge/idforge"
+)
+
+// CreateKey adds a segment key as a leaf_alloc row and any other key as an
+// idforge_keys row, under Dialect.WithNameLock, once the name is free in
+// both tables. Each table's primary key backs the lock up against rows
+// inserted by other means.
+func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	what := fmt.Sprintf("create key %q", k.Name)
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return err
+	}
+	hasKeys, err := s.keysTable(ctx)
+	if err != nil {
+		return err
+	}
+	if k.Strategy != idforge.StrategySegment && !hasKeys {
+		return fmt.Errorf("%s: %s: database %s has no table idforge_keys, which %s keys are kept in: run `idforge migrate`",
+			s.d.Name, what, s.name, k.Strategy)
+	}
+
+	errTaken := fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)
+	err = s.d.WithNameLock(ctx, s.db, k.Name, func(q Querier) error {
+		var taken bool
+		var err error
+		if hasKeys {
+			err = q.QueryRowContext(ctx, s.d.SQL.NameTakenKeys, k.Name, k.Name).Scan(&taken)
+		} else {
+			err = q.QueryRowContext(ctx, s.d.SQL.NameTaken, k.Name).Scan(&taken)
+		}
+		if err != nil {
+			return err
+		}
+		if taken {
+			return errTaken
+		}
+		desc := sql.NullString{String: k.Description, Valid: k.Description != ""}
+		if k.Strategy == idforge.StrategySegment {
+			_, err = q.ExecContext(ctx, sch.insertSegmentSQL, k.Name, k.MaxID, k.Step, desc)
+		} else {
+			_, err = q.ExecContext(ctx, s.d.SQL.InsertOther, k.Name, string(k.Strategy), desc)
+		}
+		return err
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, errTaken):
+		return err
+	case s.d.IsDuplicateKey(err):
+		return errTaken
+	}
+	return s.wrap(ctx, err, what)
+}
+
+// Key returns the key of that name, from leaf_alloc if it is there (the
+// row ClaimSegment uses), else from idforge_keys, or an error wrapping
+// idforge.ErrUnknownKey.
+func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Key{}, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	what := fmt.Sprintf("read key %q", name)
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return idforge.Key{}, err
+	}
+	var r segmentRow
+	err = sch.key.queryRow(ctx, s.db, name).Scan(&r.name, &r.maxID, &r.step, &r.desc, &r.updated)
+	if err == nil {
+		return r.key()
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return idforge.Key{}, s.wrap(ctx, err, what)
+	}
+	hasKeys, err := s.keysTable(ctx)
+	if err != nil {
+		return idforge.Key{}, err
+	}
+	if !hasKeys {
+		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	var o otherRow
+	err = s.db.QueryRowContext(ctx, s.d.SQL.KeyOther, name).Scan(&o.name, &o.strategy, &o.desc, &o.updated)
+	if errors.Is(err, sql.ErrNoRows) {
+		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	if err != nil {
+		return idforge.Key{}, s.wrap(ctx, err, what)
+	}
+	return o.key(), nil
+}
+
+// Keys returns every key of both tables, sorted by name in byte order
+// (whatever the tables' collations). A name in both tables is listed once,
+// as its leaf_alloc row.
+func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []idforge.Key{}
+	segs := map[string]bool{}
+	rows, err := s.db.QueryContext(ctx, sch.keysSQL)
+	if err != nil {
+		return nil, s.wrap(ctx, err, "list keys")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r segmentRow
+		if err := rows.Scan(&r.name, &r.maxID, &r.step, &r.desc, &r.updated); err != nil {
+			return nil, s.wrap(ctx, err, "list keys")
+		}
+		k, err := r.key()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+		segs[k.Name] = true
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return nil, s.wrap(ctx, err, "list keys")
+	}
+
+	hasKeys, err := s.keysTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if hasKeys {
+		rows, err := s.db.QueryContext(ctx, s.d.SQL.KeysOther)
+		if err != nil {
+			return nil, s.wrap(ctx, err, "list keys")
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var o otherRow
+			if err := rows.Scan(&o.name, &o.strategy, &o.desc, &o.updated); err != nil {
+				return nil, s.wrap(ctx, err, "list keys")
+			}
+			if segs[o.name] {
+				s.log.Warn(s.d.Name+": key is in both leaf_alloc and idforge_keys; using the leaf_alloc row",
+					"db", s.name, "key", o.name)
+				continue
+			}
+			out = append(out, o.key())
+		}
+		if err := rows.Err(); err != nil {
+			return nil, s.wrap(ctx, err, "list keys")
+		}
+	}
+	slices.SortFunc(out, func(a, b idforge.Key) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// segmentRow is a leaf_alloc row as scanned. A hand-made table may allow
+// NULLs where Leaf's does not.
+type segmentRow struct {
+	name        string
+	maxID, step sql.NullInt64
+	desc        sql.NullString
+	updated     sql.NullTime
+}
+
+func (r *segmentRow) key() (idforge.Key, error) {
+	if !r.maxID.Valid || !r.step.Valid {
+		return idforge.Key{}, fmt.Errorf("%w: key %q: leaf_alloc row holds a NULL max_id or step", idforge.ErrInvalidArgument, r.name)
+	}
+	return idforge.Key{
+		Name:        r.name,
+		Strategy:    idforge.StrategySegment,
+		Step:        r.step.Int64,
+		MaxID:       r.maxID.Int64,
+		Description: r.desc.String,
+		Updated:     r.updated.Time.UTC(),
+	}, nil
+}
+
+// otherRow is an idforge_keys row as scanned.
+type otherRow struct {
+	name, strategy string
+	desc           sql.NullString
+	updated        sql.NullTime
+}
+
+func (o *otherRow) key() idforge.Key {
+	return idforge.Key{
+		Name:        o.name,
+		Strategy:    idforge.Strategy(o.strategy),
+		Description: o.desc.String,
+		Updated:     o.updated.Time.UTC(),
+	}
+}

@@ -1,0 +1,240 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/idforge/idforge"
+)
+
+// ClaimSegment adds step (the row's step when step is 0) to key's max_id
+// and returns [new max_id − step, new max_id). A transient failure (see
+// Transient) is retried with backoff, up to Settings.Retries times,
+// within the call's deadline. That includes a COMMIT whose outcome is
+// unknown because the connection broke: if it did commit, the retry
+// claims the next range and the first is never issued, which leaves a gap
+// but can never issue a value twice.
+func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Segment{}, err
+	}
+	if step < 0 {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	what := fmt.Sprintf("claim segment for key %q", key)
+	for attempt, changed := 0, 0; ; {
+		seg, err := s.claim(ctx, key, step)
+		switch {
+		case err == nil:
+			return seg, nil
+		case errors.Is(err, errRowChanged):
+			// The row appeared or changed between the UPDATE and the look
+			// at it: try again, a bounded number of times.
+			if changed++; changed < 3 {
+				continue
+			}
+			return idforge.Segment{}, fmt.Errorf("%s: %s: row keeps changing, giving up", s.d.Name, what)
+		case isVerdict(err):
+			return idforge.Segment{}, err
+		}
+		if s.closed.Load() || attempt >= s.retries || !Transient(err, s.d.ClassifyError) {
+			return idforge.Segment{}, s.wrap(ctx, err, what)
+		}
+		s.log.Warn(s.d.Name+": claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
+		if !backoff(ctx, attempt) {
+			return idforge.Segment{}, s.wrap(ctx, err, what)
+		}
+		attempt++
+	}
+}
+
+// errRowChanged is returned by claim when the UPDATE matched nothing but
+// the row, looked at afterwards, could be claimed.
+var errRowChanged = errors.New("row changed")
+
+// isVerdict reports whether err is claim's answer about the key rather
+// than a failure to reach the database.
+func isVerdict(err error) bool {
+	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) ||
+		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*noLeafAllocError))
+}
+
+// claim makes one attempt. It returns the driver's error unwrapped, so
+// that the caller can tell whether to retry.
+func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	if s.d.ClaimReturns {
+		return s.claimReturning(ctx, sch, key, step)
+	}
+	return s.claimThenRead(ctx, sch, key, step)
+}
+
+// claimArgs returns the claim statement for step and its arguments.
+func (sch *schema) claimArgs(key string, step int64) (statement, []any) {
+	if step == 0 {
+		return sch.claimStored, []any{key}
+	}
+	return sch.claimStep, []any{step, key, step}
+}
+
+// claimReturning claims with one UPDATE … RETURNING, atomic on its own.
+func (s *Store) claimReturning(ctx context.Context, sch *schema, key string, step int64) (idforge.Segment, error) {
+	st, args := sch.claimArgs(key, step)
+	// Scan reads the statement to its end, so a failed commit fails it.
+	var newMax, rowStep int64
+	err := st.queryRow(ctx, s.db, args...).Scan(&newMax, &rowStep)
+	if errors.Is(err, sql.ErrNoRows) {
+		return idforge.Segment{}, s.whyNotClaimed(ctx, sch, key, step)
+	}
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	return Claimed(newMax, rowStep, step), nil
+}
+
+// claimThenRead claims as Leaf does: in one transaction, the UPDATE, then
+// a SELECT of what it wrote. The UPDATE takes the row's exclusive lock,
+// held until COMMIT, so the SELECT reads exactly the value this claim set.
+func (s *Store) claimThenRead(ctx context.Context, sch *schema, key string, step int64) (idforge.Segment, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	defer tx.Rollback() // no-op after Commit
+
+	st, args := sch.claimArgs(key, step)
+	res, err := st.exec(ctx, tx, args...)
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	switch n {
+	case 0:
+		tx.Rollback()
+		return idforge.Segment{}, s.whyNotClaimed(ctx, sch, key, step)
+	case 1:
+	default:
+		// Only possible if biz_tag lost its primary key.
+		return idforge.Segment{}, fmt.Errorf("%w: key %q: claim matched %d leaf_alloc rows; biz_tag must be the primary key",
+			idforge.ErrInvalidArgument, key, n)
+	}
+	var newMax, rowStep int64
+	if err := sch.read.queryRow(ctx, tx, key).Scan(&newMax, &rowStep); err != nil {
+		return idforge.Segment{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return idforge.Segment{}, err
+	}
+	return Claimed(newMax, rowStep, step), nil
+}
+
+// Claimed returns the segment a claim covers that took a row to newMax:
+// step IDs, or the row's step, rowStep, when step is 0.
+func Claimed(newMax, rowStep, step int64) idforge.Segment {
+	used := step
+	if used == 0 {
+		used = rowStep
+	}
+	return idforge.Segment{Start: newMax - used, End: newMax, Step: rowStep}
+}
+
+// whyNotClaimed explains why the claim's UPDATE matched nothing: a verdict
+// error naming the key, errRowChanged when the row could be claimed now,
+// or a driver error.
+func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step int64) error {
+	var maxID, rowStep sql.NullInt64
+	err := sch.read.queryRow(ctx, s.db, key).Scan(&maxID, &rowStep)
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.notSegmentKey(ctx, key)
+	}
+	if err != nil {
+		return err
+	}
+	if !maxID.Valid || !rowStep.Valid {
+		return fmt.Errorf("%w: key %q: leaf_alloc row holds a NULL max_id or step", idforge.ErrInvalidArgument, key)
+	}
+	if err := Unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
+		return err
+	}
+	return errRowChanged
+}
+
+// Unclaimable explains why a claim of step (0: the row's step) cannot
+// take key's leaf_alloc row, which holds maxID and rowStep: an error
+// wrapping idforge.ErrInvalidArgument for a stored step that is not
+// positive, or idforge.ErrSpaceExhausted when max_id would pass the
+// largest int64. It returns nil when the claim can be made.
+func Unclaimable(key string, maxID, rowStep, step int64) error {
+	used := step
+	if used == 0 {
+		if used = rowStep; used <= 0 {
+			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
+		}
+	}
+	if maxID > maxInt64-used {
+		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
+	}
+	return nil
+}
+
+const maxInt64 = 1<<63 - 1
+
+// notSegmentKey returns the ErrUnknownKey error for a key leaf_alloc does
+// not have, saying so when it is a key of another strategy (if that can be
+// found out; the verdict does not depend on it).
+func (s *Store) notSegmentKey(ctx context.Context, key string) error {
+	if has, err := s.keysTable(ctx); err == nil && has {
+		var strategy string
+		if err := s.db.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy); err == nil {
+			return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, strategy)
+		}
+	}
+	return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+}
+
+// ReturnSegment sets key's max_id back to from if, and only if, it is
+// still to, in one UPDATE, and reports whether it did. It is not retried:
+// a lost hand-back only leaves a gap.
+func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return false, err
+	}
+	if from > to || from < 1 {
+		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if _, err := s.ready(ctx); err != nil {
+		return false, err
+	}
+	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
+	res, err := s.db.ExecContext(ctx, s.d.SQL.Return, from, key, to)
+	if err != nil {
+		return false, s.wrap(ctx, err, what)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, s.wrap(ctx, err, what)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	var rows int
+	if err := s.db.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows); err != nil {
+		return false, s.wrap(ctx, err, what)
+	}
+	if rows == 0 {
+		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	}
+	return false, nil
+}

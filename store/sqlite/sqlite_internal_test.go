@@ -1,0 +1,87 @@
+package sqlite
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestPragmas checks the settings durability and concurrency rest on, on
+// the connections the store really uses.
+func TestPragmas(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db"), WithLogger(slog.New(slog.DiscardHandler)), WithBusyTimeout(1500*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+
+	tests := []struct {
+		pool, pragma, want string
+	}{
+		{"writer", "journal_mode", "wal"},
+		{"writer", "synchronous", "2"}, // FULL
+		{"writer", "busy_timeout", "1500"},
+		{"writer", "query_only", "0"},
+		{"reader", "journal_mode", "wal"},
+		{"reader", "busy_timeout", "1500"},
+		{"reader", "query_only", "1"},
+	}
+	for _, tt := range tests {
+		db := s.w
+		if tt.pool == "reader" {
+			db = s.r
+		}
+		var got string
+		if err := db.QueryRowContext(ctx, "PRAGMA "+tt.pragma).Scan(&got); err != nil {
+			t.Fatalf("%s: PRAGMA %s: %v", tt.pool, tt.pragma, err)
+		}
+		if got != tt.want {
+			t.Errorf("%s: PRAGMA %s = %s, want %s", tt.pool, tt.pragma, got, tt.want)
+		}
+	}
+	if _, err := s.r.ExecContext(ctx, "DELETE FROM leaf_alloc"); err == nil {
+		t.Error("the reader pool accepted a write")
+	}
+}
+
+func TestParseTime(t *testing.T) {
+	want := time.Date(2024, 2, 29, 23, 59, 58, 0, time.UTC)
+	tests := []struct {
+		in   any
+		want time.Time
+	}{
+		{"2024-02-29 23:59:58", want},
+		{[]byte("2024-02-29 23:59:58"), want},
+		{" 2024-02-29 23:59:58 ", want},
+		{"2024-02-29 23:59:58.250", want.Add(250 * time.Millisecond)},
+		{"2024-02-29T23:59:58Z", want},
+		{"2024-02-29T23:59:58", want},
+		{"2024-03-01T01:59:58+02:00", want},
+		{"2024-03-01 01:59:58+02", want},
+		{"2024-03-01 01:59:58+02:00", want},
+		{"2024-02-29", time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)},
+		{want.Unix(), want},
+		{"1709251198", want},
+		{float64(want.Unix()) + 0.5, want.Add(500 * time.Millisecond)},
+		{want.In(time.FixedZone("X", 3600)), want},
+		{nil, time.Time{}},
+	}
+	for _, tt := range tests {
+		got, err := parseTime(tt.in)
+		if err != nil {
+			t.Errorf("parseTime(%#v): %v", tt.in, err)
+			continue
+		}
+		if !got.Equal(tt.want) || got.Location() != time.UTC {
+			t.Errorf("parseTime(%#v) = %v, want %v in UTC", tt.in, got, tt.want)
+		}
+	}
+	for _, bad := range []any{"yesterday", "", true} {
+		if got, err := parseTime(bad); err == nil {
+			t.Errorf("parseTime(%#v) = %v, want an error", bad, got)
+		}
+	}
+}
