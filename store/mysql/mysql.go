@@ -1,0 +1,173 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	mysqldrv "github.com/go-sql-driver/mysql"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/sqlstore"
+)
+
+// Defaults for the Config fields left zero.
+const (
+	DefaultMaxOpenConns    = 10
+	DefaultMaxIdleConns    = 5
+	DefaultConnMaxLifetime = 30 * time.Minute
+	DefaultTimeout         = 3 * time.Second
+	DefaultRetries         = 2
+)
+
+// defaults are the Default constants as sqlstore.Settings.
+var defaults = sqlstore.Settings{MaxOpenConns: DefaultMaxOpenConns, MaxIdleConns: DefaultMaxIdleConns,
+	ConnMaxLifetime: DefaultConnMaxLifetime, Timeout: DefaultTimeout, Retries: DefaultRetries}
+
+// Config configures Open. ParseURL builds one from a store URL. Every
+// field but Driver may be left zero for its default.
+type Config struct {
+	// Driver is the connection as github.com/go-sql-driver/mysql
+	// describes it: address, user, password, database, TLS and driver
+	// parameters. It is required and must name a database. Open works on
+	// a copy, on which it sets ParseTime and ClientFoundRows (idforge
+	// relies on both), and, unless they are set, Loc to UTC and the
+	// session time_zone to '+00:00', so that update_time reads as the
+	// right instant.
+	Driver *mysqldrv.Config
+	// MaxOpenConns caps the connections to the server. 0 means
+	// DefaultMaxOpenConns.
+	MaxOpenConns int
+	// MaxIdleConns is how many idle connections are kept for reuse. 0
+	// means DefaultMaxIdleConns; a negative value keeps none.
+	MaxIdleConns int
+	// ConnMaxLifetime closes connections once they are this old. 0 means
+	// DefaultConnMaxLifetime; a negative value keeps them forever.
+	ConnMaxLifetime time.Duration
+	// Timeout bounds each call (with its retries) whose context has no
+	// earlier deadline. 0 means DefaultTimeout. Migrate is bounded by its
+	// context only: DDL may legitimately wait for locks.
+	Timeout time.Duration
+	// Retries is how many times ClaimSegment tries again after a
+	// transient failure (connection refused or reset, deadlock, lock
+	// wait timeout …), waiting 50 ms, then 100 ms, and so on. 0 means
+	// DefaultRetries; a negative value disables retries.
+	Retries int
+	// ForMigrate lets Open succeed on a database that has no leaf_alloc
+	// table yet, so that Migrate can create it (this is what
+	// `idforge migrate` does). Until the table exists, every other call
+	// fails with an error saying to run `idforge migrate`.
+	ForMigrate bool
+	// Logger receives the store's log records. Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Store is an idforge.Store kept in a MySQL or MariaDB database. It is
+// safe for concurrent use, and any number of Stores, in any number of
+// processes, may share one database. Create it with Open and release it
+// with Close.
+type Store struct {
+	core *sqlstore.Store // the work; Store adds MySQL's driver setup
+}
+
+var (
+	_ idforge.Store           = (*Store)(nil)
+	_ idforge.SegmentReturner = (*Store)(nil)
+	_ idforge.Migrator        = (*Store)(nil)
+	_ idforge.SerialStore     = (*Store)(nil)
+)
+
+// Open connects to the database cfg names, checks that it holds idforge's
+// tables and returns a Store using it. It never creates tables (DBAs own
+// the schema of a production server; see Migrate), so on a database
+// without leaf_alloc it fails with an error saying to run
+// `idforge migrate`, unless cfg.ForMigrate is set. A database with Leaf's
+// leaf_alloc but no idforge_keys opens, and serves segment keys; one
+// without idforge_serials opens, and its SerialStore calls fail, saying
+// to run `idforge migrate`.
+//
+// It returns an error wrapping idforge.ErrInvalidArgument when cfg is
+// unusable (no Driver, no database, a negative MaxOpenConns), the
+// driver's error when the server cannot be reached within cfg.Timeout
+// (when ctx has no earlier deadline), and an error naming the columns
+// when leaf_alloc, idforge_keys or idforge_serials is not the table
+// idforge expects. Nothing is left open when Open fails. Errors never
+// contain the password.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	set, drv, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	conn, err := mysqldrv.NewConnector(drv)
+	if err != nil {
+		return nil, sqlstore.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
+	}
+	name := fmt.Sprintf("%s@%s/%s", drv.User, drv.Addr, drv.DBName)
+	s, err := sqlstore.Open(ctx, sql.OpenDB(conn), name, set, newDialect(drv.DBName))
+	if err != nil {
+		return nil, sqlstore.Scrub(err, drv.Passwd)
+	}
+	return &Store{core: s}, nil
+}
+
+// normalize applies the defaults and returns the settings and the driver
+// configuration Open uses.
+func (cfg Config) normalize() (sqlstore.Settings, *mysqldrv.Config, error) {
+	if cfg.Driver == nil {
+		return sqlstore.Settings{}, nil, fmt.Errorf("%w: mysql: Config.Driver is nil", idforge.ErrInvalidArgument)
+	}
+	if cfg.Driver.DBName == "" {
+		return sqlstore.Settings{}, nil, fmt.Errorf("%w: mysql: no database named; write mysql://user@host:port/database", idforge.ErrInvalidArgument)
+	}
+	set, err := sqlstore.Settings{MaxOpenConns: cfg.MaxOpenConns, MaxIdleConns: cfg.MaxIdleConns, ConnMaxLifetime: cfg.ConnMaxLifetime,
+		Timeout: cfg.Timeout, Retries: cfg.Retries, ForMigrate: cfg.ForMigrate, Logger: cfg.Logger}.WithDefaults("mysql", defaults)
+	if err != nil {
+		return set, nil, err
+	}
+	drv := cfg.Driver.Clone()
+	drv.ParseTime = true
+	drv.ClientFoundRows = true
+	if drv.Loc == nil {
+		drv.Loc = time.UTC
+	}
+	if _, ok := drv.Params["time_zone"]; !ok {
+		if drv.Params == nil {
+			drv.Params = map[string]string{}
+		}
+		drv.Params["time_zone"] = "'+00:00'"
+	}
+	return set, drv, nil
+}
+
+// newDialect returns MySQL's dialect for the database dbName.
+func newDialect(dbName string) *sqlstore.Dialect {
+	return &sqlstore.Dialect{
+		Name:           "mysql",
+		QuoteIdent:     func(ident string) string { return "`" + ident + "`" },
+		Prepare:        true,
+		ClaimReturns:   false, // MySQL has no UPDATE … RETURNING
+		SQL:            statements,
+		ClassifyError:  classifyError,
+		IsDuplicateKey: isDuplicateKey,
+		WithNameLock:   nameLocker{dbName}.withLock,
+		CreateTables:   createTables,
+	}
+}
+
+// isDuplicateKey reports whether err is ER_DUP_ENTRY.
+func isDuplicateKey(err error) bool {
+	var me *mysqldrv.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
+}
+
+// Ping reports whether the server answers and leaf_alloc can be read. It
+// returns an error wrapping idforge.ErrClosed after Close.
+func (s *Store) Ping(ctx context.Context) error { return s.core.Ping(ctx) }
+
+// Close closes the connections. It is idempotent: later calls return the
+// first call's result. Calls made after Close return an error wrapping
+// idforge.ErrClosed.
+func (s *Store) Close() error { return s.core.Close() }

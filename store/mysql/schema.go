@@ -1,0 +1,109 @@
+package mysql
+
+import "github.com/idforge/idforge/store/internal/sqlstore"
+
+// The tables Migrate creates when absent. leaf_alloc is Leaf's DDL
+// (scripts/leaf_alloc.sql) with one change: biz_tag compares byte for byte
+// (utf8mb4_bin), so "Order" and "order" are two keys; so do the names in
+// idforge_keys and idforge_serials. A leaf_alloc that
+// exists already, Leaf's own included, is left as it is, collation and all.
+// Display widths (bigint(20), int(11)) are kept as Leaf wrote them; MySQL
+// 8 ignores them with a warning.
+const (
+	createLeafAllocSQL = "CREATE TABLE IF NOT EXISTS leaf_alloc (\n" +
+		"  biz_tag     varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n" +
+		"  max_id      bigint(20)   NOT NULL DEFAULT 1,\n" +
+		"  step        int(11)      NOT NULL,\n" +
+		"  description varchar(256) DEFAULT NULL,\n" +
+		"  update_time timestamp    NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
+		"  PRIMARY KEY (biz_tag)\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+	createKeysSQL = "CREATE TABLE IF NOT EXISTS idforge_keys (\n" +
+		"  biz_tag     varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n" +
+		"  strategy    varchar(32)  NOT NULL,\n" +
+		"  description varchar(256) DEFAULT NULL,\n" +
+		"  update_time timestamp    NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
+		"  PRIMARY KEY (biz_tag)\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+	createSerialsSQL = "CREATE TABLE IF NOT EXISTS idforge_serials (\n" +
+		"  name        varchar(128)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n" +
+		"  template    varchar(1024) NOT NULL,\n" +
+		"  time_zone   varchar(64)   DEFAULT NULL,\n" +
+		"  description varchar(256)  DEFAULT NULL,\n" +
+		"  update_time timestamp     NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
+		"  PRIMARY KEY (name)\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+)
+
+// statements is MySQL's SQL; sqlstore.Statements says what each one
+// takes and returns.
+var statements = sqlstore.Statements{
+	// The columns of idforge's tables in the connection's database.
+	// Table names are matched exactly, as the statements below name them;
+	// column names are case-insensitive in MySQL.
+	Columns: `
+SELECT table_name, LOWER(column_name) FROM information_schema.columns
+ WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials')`,
+	KeysTable: `
+SELECT EXISTS (SELECT 1 FROM information_schema.tables
+ WHERE table_schema = DATABASE() AND table_name = 'idforge_keys')`,
+	SerialsTable: `
+SELECT EXISTS (SELECT 1 FROM information_schema.tables
+ WHERE table_schema = DATABASE() AND table_name = 'idforge_serials')`,
+	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+
+	// The claim, as Leaf makes it: in one transaction, an UPDATE that adds
+	// the step to max_id, then a SELECT (Read) of the new max_id and the
+	// step. The UPDATE takes the row's exclusive lock, which is held until
+	// COMMIT, so no other transaction can change the row in between and
+	// the SELECT (which sees the transaction's own write) reads exactly
+	// the value this claim set, whatever the isolation level.
+	//
+	// The WHERE clause refuses, by matching nothing, a step that is not
+	// positive and an increase that would pass the largest int64 (MySQL
+	// would fail with "BIGINT value is out of range" instead). GREATEST
+	// keeps the subtraction itself from overflowing on a negative stored
+	// step, since SQL does not promise to evaluate AND from left to right.
+	ClaimStored: `
+UPDATE leaf_alloc
+   SET max_id = max_id + step, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ? AND step > 0 AND max_id <= 9223372036854775807 - GREATEST(step, 1)`,
+	ClaimStep: `
+UPDATE leaf_alloc
+   SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ? AND max_id <= 9223372036854775807 - ?`,
+	Read: `SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?`,
+	// With clientFoundRows (set by Open) the affected-row count is the
+	// matched rows, so from == to still reports one row.
+	Return: `
+UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ? AND max_id = ?`,
+	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?`,
+	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?`,
+
+	KeySegment:  "SELECT biz_tag, max_id, step, %s, update_time FROM leaf_alloc WHERE biz_tag = ?",
+	KeysSegment: "SELECT biz_tag, max_id, step, %s, update_time FROM leaf_alloc",
+	KeyOther:    "SELECT biz_tag, strategy, description, update_time FROM idforge_keys WHERE biz_tag = ?",
+	KeysOther:   "SELECT biz_tag, strategy, description, update_time FROM idforge_keys",
+
+	NameTaken: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)`,
+	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)
+    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?)`,
+
+	InsertSegment: "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+	InsertOther:   "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
+
+	Serial:       "SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?",
+	Serials:      "SELECT name, template, time_zone, description, update_time FROM idforge_serials",
+	InsertSerial: "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+}
+
+// Named locks (GET_LOCK) serialise CreateKey per name across every
+// idforge process, so that the check that a name is free in both tables
+// and the insert into one of them cannot interleave with another creator
+// of that name. lockPrefix starts every lock name; see nameLocker.
+const (
+	lockSQL    = `SELECT GET_LOCK(?, ?)`
+	unlockSQL  = `SELECT RELEASE_LOCK(?)`
+	lockPrefix = "idforge:key:"
+)

@@ -1,0 +1,48 @@
+package postgres
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idforge/idforge/store/internal/sqltest"
+)
+
+func TestTransient(t *testing.T) {
+	sqltest.CheckTransient(t, classifyError, []sqltest.TransientCase{
+		{Err: &pgconn.PgError{Code: "40001"}, Want: true}, // serialization_failure
+		{Err: fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: "40P01"}), Want: true},
+		{Err: &pgconn.PgError{Code: "08006"}, Want: true},  // connection_failure
+		{Err: &pgconn.PgError{Code: "57P01"}, Want: true},  // admin_shutdown
+		{Err: &pgconn.PgError{Code: "23505"}, Want: false}, // unique_violation
+		{Err: &pgconn.PgError{Code: "42P01"}, Want: false}, // undefined_table
+		{Err: &pgconn.PgError{Code: "22003"}, Want: false}, // numeric_value_out_of_range
+	})
+}
+
+func TestConfigDefaults(t *testing.T) {
+	conn, err := pgx.ParseConfig("postgres://u@h/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, drv, err := Config{Driver: conn}.normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxOpenConns != DefaultMaxOpenConns || cfg.MaxIdleConns != DefaultMaxIdleConns ||
+		cfg.ConnMaxLifetime != DefaultConnMaxLifetime || cfg.Timeout != DefaultTimeout ||
+		cfg.Retries != DefaultRetries || cfg.Logger == nil {
+		t.Errorf("defaults not applied: %+v", cfg)
+	}
+	if drv == conn || drv.Database != "db" {
+		t.Errorf("normalize did not copy the driver config")
+	}
+	for _, bad := range []Config{{}, {Driver: conn, MaxOpenConns: -1}, {Driver: conn, Timeout: -time.Second}} {
+		if _, _, err := bad.normalize(); err == nil {
+			t.Errorf("normalize(%+v) accepted it", bad)
+		}
+	}
+}
