@@ -1,0 +1,164 @@
+package etcd
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
+)
+
+// Defaults of the URL parameters.
+const (
+	// DefaultPrefix is the key prefix when the URL has no path.
+	DefaultPrefix = "/idforge/workers"
+	// DefaultTTL is the lease time to live when the URL sets no ttl.
+	DefaultTTL = 10 * time.Second
+	// DefaultDialTimeout bounds the first request of Acquire when the URL
+	// sets no dial_timeout.
+	DefaultDialTimeout = 3 * time.Second
+)
+
+// defaultPort is added to hosts written without one.
+const defaultPort = "2379"
+
+func init() {
+	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
+		return Open(u, opts)
+	}
+	worker.Register("etcd", open)
+	worker.Register("etcds", open)
+}
+
+// Provider hands out worker IDs held under etcd leases. It is safe for
+// concurrent use; each Acquire opens its own client, which the lease
+// closes on Release.
+type Provider struct {
+	endpoints   []string
+	prefix      string
+	ttl         time.Duration
+	dialTimeout time.Duration
+	username    string
+	password    string
+	tls         *tls.Config
+	desc        string // redacted URL
+	owner       string
+	cache       *worker.Cache // nil without a data directory
+	logger      *slog.Logger
+	clock       idforge.Clock
+}
+
+var _ worker.Provider = (*Provider)(nil)
+
+// Open returns the Provider for an etcd:// or etcds:// URL (see the
+// package documentation). It does not contact etcd. A malformed URL is
+// an error wrapping idforge.ErrInvalidArgument.
+func Open(u *url.URL, opts worker.Options) (*Provider, error) {
+	opts = opts.WithDefaults()
+	p := &Provider{
+		prefix:      DefaultPrefix,
+		ttl:         DefaultTTL,
+		dialTimeout: DefaultDialTimeout,
+		desc:        u.Redacted(),
+		owner:       opts.Owner,
+		logger:      opts.Logger,
+		clock:       opts.Clock,
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: etcd worker URL %s: %s", idforge.ErrInvalidArgument, p.desc, fmt.Sprintf(format, args...))
+	}
+	scheme := "http://"
+	switch u.Scheme {
+	case "etcd":
+	case "etcds":
+		scheme = "https://"
+		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+	default:
+		return nil, bad("scheme %q, want etcd or etcds", u.Scheme)
+	}
+	if u.Opaque != "" {
+		return nil, bad("want %s://host:port/prefix", u.Scheme)
+	}
+	hosts, err := coord.Hosts(u.Host, defaultPort)
+	if err != nil {
+		return nil, bad("%v", err)
+	}
+	for _, h := range hosts {
+		p.endpoints = append(p.endpoints, scheme+h)
+	}
+	if prefix := strings.TrimRight(u.Path, "/"); prefix != "" {
+		p.prefix = prefix
+	}
+	if u.User != nil {
+		p.username = u.User.Username()
+		p.password, _ = u.User.Password()
+	}
+	for key, vals := range u.Query() {
+		val := vals[len(vals)-1]
+		switch key {
+		case "ttl":
+			d, err := parseTTL(val)
+			if err != nil {
+				return nil, bad("ttl=%s: %v", val, err)
+			}
+			p.ttl = d
+		case "dial_timeout":
+			d, err := time.ParseDuration(val)
+			if err != nil || d <= 0 {
+				return nil, bad("dial_timeout=%s: want a positive duration such as 3s", val)
+			}
+			p.dialTimeout = d
+		default:
+			return nil, bad("unknown parameter %q (known: ttl, dial_timeout)", key)
+		}
+	}
+	if p.owner == "" {
+		host, _ := os.Hostname()
+		var b [6]byte
+		rand.Read(b[:])
+		p.owner = host + "/" + hex.EncodeToString(b[:])
+	}
+	if opts.DataDir != "" {
+		p.cache = worker.NewCache(opts.DataDir, p.desc, p.owner)
+	}
+	return p, nil
+}
+
+// parseTTL accepts a Go duration or a bare number of seconds; etcd leases
+// count whole seconds.
+func parseTTL(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		n, nerr := strconv.ParseInt(s, 10, 64)
+		if nerr != nil {
+			return 0, fmt.Errorf("want a duration such as 10s")
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < time.Second || d%time.Second != 0 {
+		return 0, fmt.Errorf("etcd leases count whole seconds, at least 1s")
+	}
+	return d, nil
+}
+
+// Describe returns the URL with its password redacted.
+func (p *Provider) Describe() string { return p.desc }
+
+// TTL returns the lease time to live the URL asked for.
+func (p *Provider) TTL() time.Duration { return p.ttl }
+
+// Prefix returns the key prefix under which worker IDs are kept.
+func (p *Provider) Prefix() string { return p.prefix }
+
+func (p *Provider) idKey(n int64) string   { return p.prefix + "/id/" + strconv.FormatInt(n, 10) }
+func (p *Provider) lastKey(n int64) string { return p.prefix + "/last/" + strconv.FormatInt(n, 10) }

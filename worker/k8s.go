@@ -1,0 +1,57 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/idforge/idforge"
+)
+
+// Kubernetes returns a Provider that takes the worker ID from the ordinal
+// of a StatefulSet pod: pod "idforge-3" is worker 3. A StatefulSet never
+// runs two pods with one ordinal, so the IDs are distinct without a
+// coordinator. The pod name comes from the URL's host (k8s://idforge-3,
+// for tests), else $POD_NAME, else $HOSTNAME (which Kubernetes sets to
+// the pod name). The query parameter offset=N adds N, so that several
+// StatefulSets can share one layout (e.g. one per datacenter).
+func Kubernetes(u *url.URL) Provider {
+	return k8s{u: u}
+}
+
+type k8s struct{ u *url.URL }
+
+func (k k8s) Describe() string { return "Kubernetes StatefulSet ordinal of pod " + k.pod() }
+
+func (k k8s) pod() string {
+	for _, name := range []string{k.u.Host, os.Getenv("POD_NAME"), os.Getenv("HOSTNAME")} {
+		if name != "" {
+			return name
+		}
+	}
+	return ""
+}
+
+func (k k8s) Acquire(ctx context.Context, max int64) (Lease, error) {
+	pod := k.pod()
+	dash := strings.LastIndexByte(pod, '-')
+	ordinal, err := strconv.ParseInt(pod[dash+1:], 10, 64)
+	if pod == "" || dash < 0 || err != nil {
+		return nil, fmt.Errorf("%w: pod name %q does not end in a StatefulSet ordinal (name-N); set POD_NAME", idforge.ErrInvalidWorker, pod)
+	}
+	id := ordinal
+	if off := k.u.Query().Get("offset"); off != "" {
+		n, err := strconv.ParseInt(off, 10, 64)
+		if err != nil || n < 0 {
+			return nil, fmt.Errorf("%w: k8s offset %q", idforge.ErrInvalidArgument, off)
+		}
+		id += n
+	}
+	if id > max {
+		return nil, fmt.Errorf("%w: pod %s gives worker ID %d, the layout allows 0..%d", idforge.ErrInvalidWorker, pod, id, max)
+	}
+	return fixedLease(id), nil
+}

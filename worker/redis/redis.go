@@ -1,0 +1,281 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
+)
+
+// Defaults for the Config fields left zero.
+const (
+	DefaultPrefix  = "idforge:workers"
+	DefaultTTL     = 10 * time.Second
+	DefaultTimeout = 3 * time.Second
+)
+
+// Config says where and how worker IDs are held. The zero value of every
+// field but Client means its default.
+type Config struct {
+	// Client is the Redis connection. Required. A cluster client works:
+	// all keys of a prefix are in one slot. The Provider does not close
+	// a Client it was given.
+	Client goredis.UniversalClient
+	// Prefix starts every key (see the package doc); it must not contain
+	// '{' or '}'. Default DefaultPrefix.
+	Prefix string
+	// TTL is the expiry of an ID's key, renewed every TTL/3; the lease
+	// is valid until 2/3 TTL after the newest successful renewal was
+	// sent. Whole milliseconds, at least 1ms. Default DefaultTTL.
+	TTL time.Duration
+	// Timeout bounds every call to Redis. Default DefaultTimeout.
+	Timeout time.Duration
+	// Name identifies the Redis server and prefix in Describe and in the
+	// local cache, whose entries are only used by a provider of the same
+	// Name. The opener uses the URL without its password. Default: the
+	// address and database of a *goredis.Client or the addresses of a
+	// *goredis.ClusterClient, with the prefix; for other clients no
+	// cache is kept unless Name is set.
+	Name string
+}
+
+// Provider is a worker.Provider holding IDs in Redis. It is safe for
+// concurrent use. Create it with New (or worker.Open with a redis:// URL)
+// and Close it after releasing its leases.
+type Provider struct {
+	client  goredis.UniversalClient
+	owns    bool // Close closes client
+	prefix  string
+	base    string // "{prefix}:"
+	ttl     time.Duration
+	margin  time.Duration
+	timeout time.Duration
+	name    string
+	owner   string
+	log     *slog.Logger
+	clock   idforge.Clock
+	cache   *worker.Cache // nil without a data directory or a Name
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ worker.Provider            = (*Provider)(nil)
+	_ interface{ Close() error } = (*Provider)(nil)
+)
+
+// New returns a Provider for cfg and this node's opts. It does not
+// contact Redis: Acquire does. When opts.Owner is empty, a random owner
+// unique to this process is used, so a restarted node gets a new ID (or
+// its old one after the TTL) and cannot resume from the cache. It returns
+// an error wrapping idforge.ErrInvalidArgument for a nil Client, a prefix
+// with '{' or '}', a TTL under 1ms or a negative Timeout.
+func New(cfg Config, opts worker.Options) (*Provider, error) {
+	bad := func(format string, args ...any) (*Provider, error) {
+		return nil, fmt.Errorf("%w: redis worker: %s", idforge.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	}
+	if cfg.Client == nil {
+		return bad("no client")
+	}
+	if cfg.Prefix == "" {
+		cfg.Prefix = DefaultPrefix
+	}
+	if strings.ContainsAny(cfg.Prefix, "{}") {
+		return bad("prefix %q contains '{' or '}'; the provider adds the hash tag itself", cfg.Prefix)
+	}
+	if cfg.TTL == 0 {
+		cfg.TTL = DefaultTTL
+	}
+	if cfg.TTL < time.Millisecond {
+		return bad("ttl %s is below 1ms", cfg.TTL)
+	}
+	cfg.TTL = cfg.TTL.Truncate(time.Millisecond)
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Timeout < 0 {
+		return bad("negative timeout %s", cfg.Timeout)
+	}
+	known := true
+	if cfg.Name == "" {
+		cfg.Name, known = describeClient(cfg.Client)
+		cfg.Name += "?prefix=" + cfg.Prefix
+	}
+	opts = opts.WithDefaults()
+	if opts.Owner == "" {
+		opts.Owner = coord.ProcessOwner()
+	}
+	p := &Provider{
+		client:  cfg.Client,
+		prefix:  cfg.Prefix,
+		base:    "{" + cfg.Prefix + "}:",
+		ttl:     cfg.TTL,
+		margin:  cfg.TTL / 3,
+		timeout: cfg.Timeout,
+		name:    cfg.Name,
+		owner:   opts.Owner,
+		log:     opts.Logger,
+		clock:   opts.Clock,
+	}
+	if opts.DataDir != "" && known {
+		p.cache = worker.NewCache(opts.DataDir, p.name, p.owner)
+	}
+	return p, nil
+}
+
+// describeClient names the server(s) of a client, for Describe and the
+// cache; ok is false when it cannot tell servers apart.
+func describeClient(c goredis.UniversalClient) (name string, ok bool) {
+	switch c := c.(type) {
+	case *goredis.Client:
+		o := c.Options()
+		return fmt.Sprintf("redis://%s/%d", o.Addr, o.DB), true
+	case *goredis.ClusterClient:
+		return "redis-cluster://" + strings.Join(c.Options().Addrs, ","), true
+	}
+	return fmt.Sprintf("redis (%T)", c), false
+}
+
+// Describe says where worker IDs come from, for logs.
+func (p *Provider) Describe() string {
+	return fmt.Sprintf("Redis worker IDs at %s (keys %sid:N, TTL %s)", p.name, p.base, p.ttl)
+}
+
+// Close closes the Redis client if the Provider opened it (from a URL).
+// Leases still held stop being renewed and end within their validity. It
+// is idempotent.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() {
+		if p.owns {
+			p.closeErr = p.client.Close()
+		}
+	})
+	return p.closeErr
+}
+
+func (p *Provider) key(kind string, id int64) string {
+	return p.base + kind + ":" + strconv.FormatInt(id, 10)
+}
+
+// Acquire claims a worker ID in [0, max]: the one this owner already
+// holds, else the lowest free one, and returns its lease, renewed in the
+// background until Release or until a renewal comes too late. It returns
+// an error wrapping
+//
+//   - idforge.ErrInvalidArgument when max is negative;
+//   - idforge.ErrWorkersExhausted when other owners hold every ID 0..max;
+//   - idforge.ErrUnavailable when Redis cannot be reached and no cached ID
+//     can be resumed (see the package doc).
+func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
+	if max < 0 {
+		return nil, fmt.Errorf("%w: redis worker: max worker ID %d is negative", idforge.ErrInvalidArgument, max)
+	}
+	sent := p.clock.Now()
+	cctx, cancel := context.WithTimeout(ctx, p.timeout)
+	res, err := acquireScript.Run(cctx, p.client, []string{p.key("id", 0)},
+		p.base, p.owner, max, p.ttl.Milliseconds()).Slice()
+	cancel()
+	if err == nil {
+		var id, last int64
+		if id, last, err = parseAcquire(res); err == nil {
+			if id < 0 {
+				return nil, fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",
+					idforge.ErrWorkersExhausted, max+1, max, p.prefix)
+			}
+			rc := p.renewal(id)
+			rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
+			l := worker.StartRenewal(rc)
+			p.cache.SaveLease(l, p.log)
+			p.log.Debug("redis worker: worker ID acquired", "worker", id, "owner", p.owner, "coordinator", p.name)
+			return l, nil
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("redis worker: acquire at %s: %w", p.name, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s: %w", p.timeout, err)
+	}
+	return worker.Resume(worker.ResumeConfig{
+		Coordinator: "Redis",
+		Where:       p.name,
+		Cause:       err,
+		Cache:       p.cache,
+		NoCache:     "none is kept without a data directory (and, for a client given to New, a Config.Name)",
+		Max:         max,
+		Then:        "a renewal re-establishes its key once Redis answers",
+		Renewal:     p.renewal,
+		Logger:      p.log,
+		Clock:       p.clock,
+	})
+}
+
+// parseAcquire decodes acquireScript's {id, last}.
+func parseAcquire(res []any) (id, last int64, err error) {
+	if len(res) == 2 {
+		id, ok1 := res[0].(int64)
+		s, ok2 := res[1].(string)
+		if ok1 && ok2 {
+			if last, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return id, last, nil
+			}
+		}
+	}
+	return 0, 0, fmt.Errorf("unexpected reply %v from the acquire script", res)
+}
+
+// renewal describes the lease on id, but for when it was acquired and the
+// time recorded for it.
+func (p *Provider) renewal(id int64) worker.RenewalConfig {
+	idKey, lastKey := p.key("id", id), p.key("last", id)
+	return worker.RenewalConfig{
+		ID:     id,
+		TTL:    p.ttl,
+		Margin: p.margin,
+		Cache:  p.cache,
+		Logger: p.log,
+		Clock:  p.clock,
+		Renew: func(ctx context.Context, last time.Time) error {
+			ctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			res, err := renewScript.Run(ctx, p.client, []string{idKey, lastKey},
+				p.owner, p.ttl.Milliseconds(), coord.UnixMs(last)).StringSlice()
+			if err != nil {
+				return fmt.Errorf("redis worker: renew worker ID %d: %w", id, err)
+			}
+			switch {
+			case len(res) == 1 && res[0] == "ok":
+				return nil
+			case len(res) == 1 && res[0] == "retaken":
+				p.log.Info("redis worker: the key of the worker ID had lapsed and nobody took it; it is set again",
+					"worker", id, "key", idKey)
+				return nil
+			case len(res) == 2 && res[0] == "held":
+				return fmt.Errorf("%w: redis worker: worker ID %d is held by %q", idforge.ErrLeaseLost, id, res[1])
+			case len(res) == 2 && res[0] == "newer":
+				return fmt.Errorf("%w: redis worker: worker ID %d expired, and a holder since recorded the newer time %s",
+					idforge.ErrLeaseLost, id, res[1])
+			}
+			return fmt.Errorf("redis worker: renew worker ID %d: unexpected reply %q", id, res)
+		},
+		Release: func(ctx context.Context, last time.Time) error {
+			ctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			if err := releaseScript.Run(ctx, p.client, []string{idKey, lastKey}, p.owner, coord.UnixMs(last)).Err(); err != nil {
+				return fmt.Errorf("redis worker: release worker ID %d: %w", id, err)
+			}
+			return nil
+		},
+	}
+}

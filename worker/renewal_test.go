@@ -1,0 +1,127 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func TestRenewalExtendsWhileRenewing(t *testing.T) {
+	var renewals atomic.Int32
+	var lastSeen atomic.Int64
+	r := StartRenewal(RenewalConfig{
+		ID: 3, TTL: 300 * time.Millisecond, Acquired: time.Now(), Logger: quiet,
+		Renew: func(ctx context.Context, last time.Time) error {
+			renewals.Add(1)
+			lastSeen.Store(last.UnixMilli())
+			return nil
+		},
+	})
+	defer r.Release(context.Background())
+	first := r.ValidUntil()
+	r.Report(time.UnixMilli(123456))
+	time.Sleep(700 * time.Millisecond)
+	if renewals.Load() < 3 {
+		t.Fatalf("%d renewals in 700 ms, want about 7", renewals.Load())
+	}
+	if !r.ValidUntil().After(first) {
+		t.Fatal("ValidUntil did not move forward")
+	}
+	if lastSeen.Load() != 123456 {
+		t.Fatalf("renewal recorded last %d, want the reported 123456", lastSeen.Load())
+	}
+	select {
+	case <-r.Done():
+		t.Fatal("lease ended while renewals succeed")
+	default:
+	}
+}
+
+// When renewals fail, the lease ends before the coordinator could hand
+// the ID to anyone: ValidUntil never passes Acquired+TTL.
+func TestRenewalLostBeforeCoordinatorExpiry(t *testing.T) {
+	for name, renew := range map[string]func(ctx context.Context, last time.Time) error{
+		"failing": func(ctx context.Context, last time.Time) error { return errors.New("connection refused") },
+		"hanging": func(ctx context.Context, last time.Time) error { <-ctx.Done(); return ctx.Err() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			acquired := time.Now()
+			ttl := 300 * time.Millisecond
+			r := StartRenewal(RenewalConfig{ID: 1, TTL: ttl, Acquired: acquired, Renew: renew, Logger: quiet})
+			defer r.Release(context.Background())
+			select {
+			case <-r.Done():
+			case <-time.After(2 * time.Second):
+				t.Fatal("lease not lost 2 s after renewals stopped working")
+			}
+			if coordinatorExpiry := acquired.Add(ttl); !r.ValidUntil().Before(coordinatorExpiry) {
+				t.Fatalf("ValidUntil %v is not before the coordinator's expiry %v", r.ValidUntil(), coordinatorExpiry)
+			}
+			if time.Now().Before(r.ValidUntil()) {
+				t.Fatal("Done closed before ValidUntil passed")
+			}
+		})
+	}
+}
+
+func TestRenewalRelease(t *testing.T) {
+	var released atomic.Int64
+	r := StartRenewal(RenewalConfig{
+		ID: 1, TTL: time.Minute, Acquired: time.Now(), Logger: quiet,
+		Renew:   func(ctx context.Context, last time.Time) error { return nil },
+		Release: func(ctx context.Context, last time.Time) error { released.Store(last.UnixMilli()); return nil },
+	})
+	r.Report(time.UnixMilli(999))
+	if err := r.Release(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Release(context.Background()); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	if released.Load() != 999 {
+		t.Fatalf("Release recorded %d, want 999", released.Load())
+	}
+	<-r.Done()
+	if time.Now().Before(r.ValidUntil()) {
+		t.Fatal("still valid after Release")
+	}
+}
+
+func TestCache(t *testing.T) {
+	dir := t.TempDir()
+	c := NewCache(dir, "etcd://127.0.0.1:2379/idforge", "host:8080")
+	now := time.Now()
+	if _, _, _, err := c.Load(now); !errors.Is(err, ErrNoCache) {
+		t.Fatalf("empty cache: %v", err)
+	}
+	if err := c.Save(7, now.Add(5*time.Second), now); err != nil {
+		t.Fatal(err)
+	}
+	id, until, last, err := c.Load(now)
+	if err != nil || id != 7 || until.UnixMilli() != now.Add(5*time.Second).UnixMilli() || last.UnixMilli() != now.UnixMilli() {
+		t.Fatalf("Load = %d %v %v %v", id, until, last, err)
+	}
+	if _, _, _, err := c.Load(now.Add(6 * time.Second)); !errors.Is(err, ErrNoCache) {
+		t.Fatalf("expired cache: %v", err)
+	}
+	if _, _, _, err := NewCache(dir, "etcd://127.0.0.1:2379/idforge", "host:9090").Load(now); !errors.Is(err, ErrNoCache) {
+		t.Fatalf("another owner's cache: %v", err)
+	}
+	// No limit (ZooKeeper-style permanent IDs).
+	if err := c.Save(9, time.Time{}, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if id, _, _, err := c.Load(now.Add(24 * time.Hour)); err != nil || id != 9 {
+		t.Fatalf("permanent cache: %d %v", id, err)
+	}
+	c.Clear()
+	if _, _, _, err := c.Load(now); !errors.Is(err, ErrNoCache) {
+		t.Fatalf("cleared cache: %v", err)
+	}
+}

@@ -1,0 +1,458 @@
+package sqlworker
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
+)
+
+// Defaults for the Config fields left zero.
+const (
+	DefaultStaleAfter = 30 * time.Second
+	DefaultTimeout    = 5 * time.Second
+)
+
+// claimAttempts bounds how often a claim transaction is repeated after a
+// deadlock or serialization failure.
+const claimAttempts = 4
+
+// Config says where and how worker IDs are held. The zero value of every
+// field but DB and Dialect means its default.
+type Config struct {
+	// DB is the database. Required. The Provider does not close a DB it
+	// was given. Keep its pool small: a node renews one row every
+	// StaleAfter/3. On MySQL, a DSN with clientFoundRows=true saves a
+	// query when a renewal lands in the millisecond of the previous one.
+	DB *sql.DB
+	// Dialect is the SQL DB speaks. Required.
+	Dialect Dialect
+	// StaleAfter is how long after its last heartbeat (by the database's
+	// clock) a row is free for another owner; renewals run every
+	// StaleAfter/3. At least 1ms. Default DefaultStaleAfter.
+	StaleAfter time.Duration
+	// Timeout bounds every call to the database. Default DefaultTimeout.
+	Timeout time.Duration
+	// Name identifies the database in Describe and in the local cache,
+	// whose entries are only used by a provider of the same Name. The
+	// opener uses the URL without its password. When empty, the
+	// dialect's name is used and no cache is kept, as it could not tell
+	// databases apart.
+	Name string
+}
+
+// Provider is a worker.Provider holding IDs in a SQL table. It is safe
+// for concurrent use. Create it with New (or worker.Open with a mysql://,
+// postgres:// or sqlite: URL) and Close it after releasing its leases.
+type Provider struct {
+	db         *sql.DB
+	owns       bool // Close closes db
+	dialect    Dialect
+	sql        *statements
+	staleAfter time.Duration
+	margin     time.Duration
+	timeout    time.Duration
+	name       string
+	owner      string
+	log        *slog.Logger
+	clock      idforge.Clock
+	cache      *worker.Cache // nil without a data directory or Name
+
+	schemaMu   sync.Mutex
+	schemaDone bool
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ worker.Provider            = (*Provider)(nil)
+	_ interface{ Close() error } = (*Provider)(nil)
+)
+
+// New returns a Provider for cfg and this node's opts. It does not
+// contact the database: Acquire does, and creates the table when it is
+// missing. When opts.Owner is empty, a random owner unique to this process
+// is used, so a restarted node gets a new ID (or its old one once the row
+// is stale) and cannot resume from the cache. It returns an error wrapping
+// idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
+// longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
+func New(cfg Config, opts worker.Options) (*Provider, error) {
+	bad := func(format string, args ...any) (*Provider, error) {
+		return nil, fmt.Errorf("%w: sql worker: %s", idforge.ErrInvalidArgument, fmt.Sprintf(format, args...))
+	}
+	if cfg.DB == nil {
+		return bad("no database")
+	}
+	stmts, err := cfg.Dialect.statements()
+	if err != nil {
+		return bad("%v", err)
+	}
+	if cfg.StaleAfter == 0 {
+		cfg.StaleAfter = DefaultStaleAfter
+	}
+	if cfg.StaleAfter < time.Millisecond {
+		return bad("stale_after %s is below 1ms", cfg.StaleAfter)
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.Timeout < 0 {
+		return bad("negative timeout %s", cfg.Timeout)
+	}
+	opts = opts.WithDefaults()
+	if opts.Owner == "" {
+		opts.Owner = coord.ProcessOwner()
+	}
+	if len(opts.Owner) > 255 {
+		return bad("owner %.40q… is longer than 255 bytes", opts.Owner)
+	}
+	p := &Provider{
+		db:         cfg.DB,
+		dialect:    cfg.Dialect,
+		sql:        stmts,
+		staleAfter: cfg.StaleAfter,
+		margin:     cfg.StaleAfter / 3,
+		timeout:    cfg.Timeout,
+		name:       cfg.Name,
+		owner:      opts.Owner,
+		log:        opts.Logger,
+		clock:      opts.Clock,
+	}
+	if p.name == "" {
+		p.name = string(cfg.Dialect) + " database"
+	} else if opts.DataDir != "" {
+		p.cache = worker.NewCache(opts.DataDir, p.name, p.owner)
+	}
+	return p, nil
+}
+
+// Describe says where worker IDs come from, for logs.
+func (p *Provider) Describe() string {
+	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)", Table, p.name, p.staleAfter)
+}
+
+// Close closes the database if the Provider opened it (from a URL).
+// Leases still held stop being renewed and end within their validity. It
+// is idempotent.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() {
+		if p.owns {
+			p.closeErr = p.db.Close()
+		}
+	})
+	return p.closeErr
+}
+
+// Acquire claims a worker ID in [0, max]: the row this owner holds, else
+// the lowest free one (see the package doc), and returns its lease,
+// renewed in the background until Release or until a renewal comes too
+// late. It returns an error wrapping
+//
+//   - idforge.ErrInvalidArgument when max is negative or above 2³¹−1;
+//   - idforge.ErrWorkersExhausted when live owners hold every ID 0..max;
+//   - idforge.ErrUnavailable when the database cannot be reached (or
+//     fails) and no cached ID can be resumed (see the package doc).
+func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
+	if max < 0 || max > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: sql worker: max worker ID %d is outside 0..%d", idforge.ErrInvalidArgument, max, math.MaxInt32)
+	}
+	sent := p.clock.Now()
+	id, last, err := p.claim(ctx, max)
+	if err == nil {
+		if id < 0 {
+			return nil, fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
+				idforge.ErrWorkersExhausted, max+1, max, Table, p.staleAfter)
+		}
+		rc := p.renewal(id)
+		rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
+		l := worker.StartRenewal(rc)
+		p.cache.SaveLease(l, p.log)
+		p.log.Debug("sql worker: worker ID acquired", "worker", id, "owner", p.owner, "coordinator", p.name)
+		return l, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("sql worker: acquire at %s: %w", p.name, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s: %w", p.timeout, err)
+	}
+	return worker.Resume(worker.ResumeConfig{
+		Coordinator: "the database",
+		Where:       p.name,
+		Failure:     "is unreachable or failing",
+		Cause:       err,
+		Cache:       p.cache,
+		NoCache:     "none is kept without a data directory and a Config.Name",
+		Max:         max,
+		Then:        "a renewal re-establishes its row once the database answers",
+		Renewal:     p.renewal,
+		Logger:      p.log,
+		Clock:       p.clock,
+	})
+}
+
+// ensureSchema creates the table and its lock row once per Provider.
+func (p *Provider) ensureSchema(ctx context.Context) error {
+	p.schemaMu.Lock()
+	defer p.schemaMu.Unlock()
+	if p.schemaDone {
+		return nil
+	}
+	var err error
+	// Two PostgreSQL sessions creating the same table at once can fail
+	// although IF NOT EXISTS was given; the next attempt sees the table.
+	for range 3 {
+		if err = p.createSchema(ctx); err == nil {
+			p.schemaDone = true
+			return nil
+		}
+		if ctx.Err() != nil || !p.sql.schemaRace(err) {
+			break
+		}
+	}
+	return fmt.Errorf("create table %s: %w", Table, err)
+}
+
+func (p *Provider) createSchema(ctx context.Context) error {
+	if err := p.exec(ctx, p.sql.create); err != nil {
+		// An operator may have created the table for an account that
+		// may not create tables (MySQL checks the privilege even when
+		// the table exists).
+		qctx, cancel := context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+		var n int64
+		if p.sql.schemaRace(err) || p.db.QueryRowContext(qctx, p.sql.probe).Scan(&n) != nil {
+			return err
+		}
+	}
+	return p.exec(ctx, p.sql.lockRow)
+}
+
+func (p *Provider) exec(ctx context.Context, q string, args ...any) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	_, err := p.db.ExecContext(ctx, q, args...)
+	return err
+}
+
+// conn is what a claim runs on: a *sql.Tx, or a *sql.Conn inside BEGIN
+// IMMEDIATE on SQLite.
+type conn interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// claim runs the claim transaction, repeating it after deadlocks and
+// serialization failures. id is −1 when every ID is held.
+func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err error) {
+	if err := p.ensureSchema(ctx); err != nil {
+		return 0, 0, err
+	}
+	for attempt := 1; ; attempt++ {
+		id, last, err = p.claimOnce(ctx, max)
+		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !p.sql.transient(err) {
+			return id, last, err
+		}
+		p.log.Debug("sql worker: claim transaction failed; repeating it", "attempt", attempt, "err", err)
+	}
+}
+
+func (p *Provider) claimOnce(ctx context.Context, max int64) (id, last int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if p.dialect == SQLite {
+		return p.claimSQLite(ctx, max)
+	}
+	tx, err := p.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer tx.Rollback() // a no-op after Commit
+	if id, last, err = p.pick(ctx, tx, max); err != nil {
+		return 0, 0, err
+	}
+	return id, last, tx.Commit()
+}
+
+// claimSQLite runs the claim inside BEGIN IMMEDIATE, which takes the
+// file's write lock at once (waiting for up to the busy timeout), so two
+// processes never both read a row as free.
+func (p *Provider) claimSQLite(ctx context.Context, max int64) (id, last int64, err error) {
+	c, err := p.db.Conn(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return 0, 0, err
+	}
+	defer func() {
+		if err == nil {
+			_, err = c.ExecContext(ctx, "COMMIT")
+		}
+		if err != nil {
+			// The context may be over: roll back without it, and drop
+			// the connection if even that fails, so that no open
+			// transaction goes back to the pool.
+			rctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+			defer cancel()
+			if _, rerr := c.ExecContext(rctx, "ROLLBACK"); rerr != nil {
+				c.Raw(func(any) error { return driver.ErrBadConn })
+			}
+		}
+	}()
+	return p.pick(ctx, c, max)
+}
+
+// row is one row of the table as a claim sees it.
+type row struct {
+	owner string
+	stale bool
+	last  int64
+}
+
+// pick chooses and takes the ID inside the claim transaction.
+func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64, err error) {
+	if p.sql.lock != "" {
+		var lockID int64
+		if err := c.QueryRowContext(ctx, p.sql.lock).Scan(&lockID); err != nil {
+			return 0, 0, fmt.Errorf("lock row -1 of %s: %w", Table, err)
+		}
+	}
+	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg(p.staleAfter), max)
+	if err != nil {
+		return 0, 0, err
+	}
+	present := map[int64]row{}
+	mine := int64(-1)
+	for rows.Next() {
+		var (
+			n     int64
+			r     row
+			stale int64
+		)
+		if err := rows.Scan(&n, &r.owner, &stale, &r.last); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		r.stale = stale != 0
+		present[n] = r
+		if r.owner == p.owner && mine < 0 {
+			mine = n
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return 0, 0, err
+	}
+	if err := rows.Err(); err != nil {
+		return 0, 0, err
+	}
+	id = mine
+	for n := int64(0); id < 0 && n <= max; n++ {
+		if r, ok := present[n]; !ok || r.owner == "" || r.stale {
+			id = n
+		}
+	}
+	if id < 0 {
+		return -1, 0, nil
+	}
+	if r, ok := present[id]; ok {
+		_, err = c.ExecContext(ctx, p.sql.claim, p.owner, id)
+		return id, r.last, err
+	}
+	_, err = c.ExecContext(ctx, p.sql.insert, id, p.owner, 0)
+	return id, 0, err
+}
+
+// renewal describes the lease on id, but for when it was acquired and the
+// time recorded for it.
+func (p *Provider) renewal(id int64) worker.RenewalConfig {
+	return worker.RenewalConfig{
+		ID:     id,
+		TTL:    p.staleAfter,
+		Margin: p.margin,
+		Cache:  p.cache,
+		Logger: p.log,
+		Clock:  p.clock,
+		Renew: func(ctx context.Context, last time.Time) error {
+			ctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			if err := p.renew(ctx, id, coord.UnixMs(last)); err != nil {
+				return fmt.Errorf("sql worker: renew worker ID %d: %w", id, err)
+			}
+			return nil
+		},
+		Release: func(ctx context.Context, last time.Time) error {
+			ctx, cancel := context.WithTimeout(ctx, p.timeout)
+			defer cancel()
+			if _, err := p.db.ExecContext(ctx, p.sql.release, p.owner, coord.UnixMs(last), id); err != nil {
+				return fmt.Errorf("sql worker: release worker ID %d: %w", id, err)
+			}
+			return nil
+		},
+	}
+}
+
+// renew refreshes the heartbeat of our row. When the row is not ours any
+// more it is taken back only if it is free (released, stale or absent)
+// and no newer time than ours was recorded on it: then nobody issued with
+// the ID after us, and this node stopped issuing before the row went
+// stale. That is also how a lease resumed from the cache re-establishes
+// its row. Otherwise renew fails, wrapping idforge.ErrLeaseLost.
+func (p *Provider) renew(ctx context.Context, id, last int64) error {
+	res, err := p.db.ExecContext(ctx, p.sql.renew, last, id, p.owner)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 1 {
+		return nil
+	}
+	var (
+		r     row
+		stale int64
+	)
+	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg(p.staleAfter), id).Scan(&r.owner, &stale, &r.last)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.owner, last); err != nil {
+			return fmt.Errorf("%w: the row was deleted, and inserting it again failed: %v", idforge.ErrLeaseLost, err)
+		}
+		p.log.Info("sql worker: the row of the worker ID was deleted; it is inserted again", "worker", id)
+		return nil
+	case err != nil:
+		return err
+	case r.owner == p.owner:
+		// MySQL counts only changed rows unless clientFoundRows is set,
+		// and the heartbeat already had this millisecond's value.
+		return nil
+	case r.owner != "" && stale == 0:
+		return fmt.Errorf("%w: held by %q", idforge.ErrLeaseLost, r.owner)
+	case r.last > last:
+		return fmt.Errorf("%w: expired, and a holder since recorded the newer time %d", idforge.ErrLeaseLost, r.last)
+	}
+	res, err = p.db.ExecContext(ctx, p.sql.retake, p.owner, last, id, p.sql.staleArg(p.staleAfter), last)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n != 1 {
+		return fmt.Errorf("%w: expired, and another node took it meanwhile", idforge.ErrLeaseLost)
+	}
+	p.log.Info("sql worker: the row of the worker ID had gone stale or was released, and nobody took it; it is taken again",
+		"worker", id, "previous_owner", r.owner)
+	return nil
+}

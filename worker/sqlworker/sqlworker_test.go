@@ -1,0 +1,252 @@
+package sqlworker_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/e2e"
+	"github.com/idforge/idforge/internal/testsvc"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/sqlworker"
+	"github.com/idforge/idforge/worker/workertest"
+)
+
+// stale is the stale_after of the tests: short, so that takeovers happen
+// within the test, and long enough for renewals on a loaded machine.
+const stale = 2 * time.Second // generous: the suite must pass on a loaded machine
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// backend is one database the provider runs on.
+type backend struct {
+	name string
+	// fresh returns the worker URL of an empty database.
+	fresh func(t *testing.T) string
+	// open opens a URL from fresh for SQL the test runs by hand.
+	open func(tb testing.TB, rawURL string) *sql.DB
+	// hourAgo is the database's own time an hour ago, as SQL.
+	hourAgo string
+	// down is a URL of the server that does not answer, with the password
+	// s3cret; empty for SQLite.
+	down string
+}
+
+var backends = []backend{
+	{"mysql", func(t *testing.T) string { return testsvc.MySQL(t) }, testsvc.MySQLDB,
+		"UTC_TIMESTAMP(3) - INTERVAL 1 HOUR",
+		"mysql://root:s3cret@127.0.0.1:1/idforge?timeout=500ms"},
+	{"postgres", func(t *testing.T) string { return testsvc.Postgres(t) }, testsvc.PostgresDB,
+		"now() - interval '1 hour'",
+		"postgres://postgres:s3cret@127.0.0.1:1/idforge?sslmode=disable&timeout=500ms"},
+	{"sqlite", func(t *testing.T) string {
+		return "sqlite://" + filepath.ToSlash(filepath.Join(t.TempDir(), "workers.db"))
+	}, openSQLite, "strftime('%Y-%m-%d %H:%M:%f', 'now', '-3600 seconds')", ""},
+}
+
+func openSQLite(tb testing.TB, rawURL string) *sql.DB {
+	tb.Helper()
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", u.Path+"?_pragma=busy_timeout(5000)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// rawDB opens the database of a worker URL for SQL the test runs by hand.
+func rawDB(t *testing.T, b backend, workerURL string) *sql.DB {
+	t.Helper()
+	u, err := url.Parse(workerURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Del("stale_after")
+	q.Del("timeout")
+	u.RawQuery = q.Encode()
+	return b.open(t, u.String())
+}
+
+// each runs f on every backend, in parallel.
+func each(t *testing.T, f func(t *testing.T, b backend)) {
+	t.Parallel()
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, b)
+		})
+	}
+}
+
+// workerURL returns b's fresh URL with stale_after and the given
+// parameters (name, value, …).
+func workerURL(t *testing.T, b backend, params ...string) string {
+	t.Helper()
+	u, err := url.Parse(b.fresh(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("stale_after", stale.String())
+	for i := 0; i+1 < len(params); i += 2 {
+		q.Set(params[i], params[i+1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func exec(t *testing.T, db *sql.DB, q string) {
+	t.Helper()
+	if _, err := db.ExecContext(context.Background(), q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		f := workertest.Fixture{
+			Namespace: func(t *testing.T) workertest.Namespace {
+				u := workerURL(t, b)
+				return namespace(u, rawDB(t, b, u))
+			},
+			TTL:       stale,
+			Exhausted: "0..2",
+		}
+		if b.down != "" { // the networked ones
+			f.Down = func(t *testing.T, opts worker.Options) (worker.Provider, string) {
+				u, _ := url.Parse(b.down)
+				return workertest.Open(t, b.down, opts), u.Redacted()
+			}
+			f.Secret = "s3cret"
+			f.Outage = func(t *testing.T) (workertest.Namespace, workertest.Link) {
+				// A longer stale_after: the lease must outlive reconnecting.
+				target := workerURL(t, b, "stale_after", "3s", "timeout", "500ms")
+				db := rawDB(t, b, target)
+				tu, _ := url.Parse(target)
+				link := e2e.StartProxy(t, tu.Host)
+				viaProxy := *tu
+				viaProxy.Host = link.Addr()
+				return namespace(viaProxy.String(), db), link
+			}
+		}
+		workertest.Run(t, f)
+	})
+}
+
+// namespace gives the suite the providers of a worker URL, and reaches
+// into their rows directly through db.
+func namespace(rawURL string, db *sql.DB) workertest.Namespace {
+	return workertest.Namespace{
+		Open: func(t *testing.T, opts worker.Options) worker.Provider { return workertest.Open(t, rawURL, opts) },
+		// A node killed: no release, no renewals.
+		Kill: func(p worker.Provider) { p.(io.Closer).Close() },
+		Holder: func(t *testing.T, id int64) string {
+			var owner string
+			db.QueryRowContext(context.Background(), fmt.Sprintf("SELECT owner FROM idforge_workers WHERE worker_id = %d", id)).Scan(&owner)
+			return owner
+		},
+		SetHolder: func(t *testing.T, id int64, owner string) {
+			exec(t, db, fmt.Sprintf("UPDATE idforge_workers SET owner = '%s' WHERE worker_id = %d", owner, id))
+		},
+		// A row released by hand.
+		Free: func(t *testing.T, id int64, last time.Time) {
+			set := "owner = ''"
+			if !last.IsZero() {
+				set += fmt.Sprintf(", last_ms = %d", last.UnixMilli())
+			}
+			exec(t, db, fmt.Sprintf("UPDATE idforge_workers SET %s WHERE worker_id = %d", set, id))
+		},
+	}
+}
+
+// aheadClock is a node clock an hour fast.
+type aheadClock struct{}
+
+func (aheadClock) Now() time.Time        { return time.Now().Add(time.Hour) }
+func (aheadClock) Sleep(d time.Duration) { time.Sleep(d) }
+
+// Staleness is judged by the database's clock: a node whose clock is an
+// hour fast does not see a fresh row as stale, and a row whose heartbeat
+// the database dates an hour back is free at once, whatever the nodes'
+// clocks say.
+func TestStalenessUsesDatabaseClock(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		// A long stale_after: only the database's clock can make the
+		// row stale within the test.
+		u := workerURL(t, b, "stale_after", "30s")
+		db := rawDB(t, b, u)
+		held := workertest.Acquire(t, workertest.Open(t, u, worker.Options{Owner: "holder:1"}), 0)
+		fast := workertest.Open(t, u, worker.Options{Owner: "fast:1", Clock: aheadClock{}})
+		if _, err := fast.Acquire(context.Background(), 0); !errors.Is(err, idforge.ErrWorkersExhausted) {
+			t.Fatalf("node with a fast clock: %v, want ErrWorkersExhausted", err)
+		}
+		exec(t, db, "UPDATE idforge_workers SET heartbeat_at = "+b.hourAgo+" WHERE worker_id = 0")
+		l, err := workertest.Open(t, u, worker.Options{Owner: "other:1"}).Acquire(context.Background(), 0)
+		if err != nil {
+			t.Fatalf("row dated an hour back by the database: %v", err)
+		}
+		defer l.Release(context.Background())
+		if l.ID() != held.ID() {
+			t.Fatalf("got %d, want the stale %d", l.ID(), held.ID())
+		}
+	})
+}
+
+func TestURLErrors(t *testing.T) {
+	workertest.InvalidURLs(t, "pw",
+		"mysql://root:pw@127.0.0.1:3306/",
+		"mysql://root:pw@127.0.0.1:3306/db?stale_after=soon",
+		"mysql://root:pw@127.0.0.1:3306/db?stale_after=0s",
+		"mysql://root:pw@127.0.0.1:3306/db?timeout=-1s",
+		"postgres://u:pw@127.0.0.1:5432/db?sslmode=bogus",
+		"postgresql://u:pw@127.0.0.1:5432/db?stale_after=1",
+		"sqlite://host/file.db",
+		"sqlite:///tmp/x.db?busy_timeout=1s",
+	)
+	p := workertest.Open(t, "postgres://u:pw@db.example:5432/ids?sslmode=disable&stale_after=20s", worker.Options{})
+	if d := p.Describe(); !strings.Contains(d, "idforge_workers") || !strings.Contains(d, "20s") || strings.Contains(d, "pw") {
+		t.Errorf("Describe() = %q", d)
+	}
+}
+
+func TestNew(t *testing.T) {
+	if _, err := sqlworker.New(sqlworker.Config{Dialect: sqlworker.MySQL}, worker.Options{}); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("New without a DB: %v", err)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "new.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := sqlworker.New(sqlworker.Config{DB: db, Dialect: "oracle"}, worker.Options{}); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("New with an unknown dialect: %v", err)
+	}
+	p, err := sqlworker.New(sqlworker.Config{DB: db, Dialect: sqlworker.SQLite}, worker.Options{Owner: "me:1", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := p.Acquire(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Release(context.Background())
+	// Close leaves a DB it was given open.
+	p.Close()
+	if err := db.Ping(); err != nil {
+		t.Fatalf("Close closed the caller's DB: %v", err)
+	}
+}

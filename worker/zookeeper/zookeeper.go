@@ -1,0 +1,154 @@
+package zookeeper
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
+)
+
+// Defaults of the URL parameters, and Leaf's fixed values.
+const (
+	// DefaultName is Leaf's leaf.name when the URL has no path.
+	DefaultName = "idforge"
+	// DefaultSessionTimeout is the ZooKeeper session timeout when the URL
+	// sets no session_timeout.
+	DefaultSessionTimeout = 10 * time.Second
+	// DefaultMaxDrift is the largest start-up difference from the peers'
+	// average clock when the URL sets no max_drift.
+	DefaultMaxDrift = 5 * time.Second
+	// DefaultDialTimeout bounds the wait for a session in Acquire when the
+	// URL sets no dial_timeout.
+	DefaultDialTimeout = 3 * time.Second
+	// ReportInterval is how often a node writes its time to its nodes, as
+	// Leaf does.
+	ReportInterval = 3 * time.Second
+)
+
+const defaultPort = "2181"
+
+func init() {
+	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
+		return Open(u, opts)
+	}
+	worker.Register("zk", open)
+	worker.Register("zookeeper", open)
+}
+
+// Provider hands out Leaf-style worker IDs from ZooKeeper. It is safe for
+// concurrent use; each Acquire opens its own session, which the lease
+// closes on Release.
+type Provider struct {
+	servers        []string
+	name           string
+	sessionTimeout time.Duration
+	maxDrift       time.Duration
+	dialTimeout    time.Duration
+	auth           []byte // "user:password" for the digest scheme, or nil
+	desc           string // redacted URL
+	owner          string // ip:port
+	ip, port       string
+	cache          *worker.Cache // nil without a data directory
+	logger         *slog.Logger
+	clock          idforge.Clock
+}
+
+var _ worker.Provider = (*Provider)(nil)
+
+// Open returns the Provider for a zk:// or zookeeper:// URL (see the
+// package documentation). It does not contact ZooKeeper. A malformed URL
+// or a missing or malformed Owner (it must be host:port, which Leaf's
+// node names and data carry) is an error wrapping
+// idforge.ErrInvalidArgument.
+func Open(u *url.URL, opts worker.Options) (*Provider, error) {
+	opts = opts.WithDefaults()
+	p := &Provider{
+		name:           DefaultName,
+		sessionTimeout: DefaultSessionTimeout,
+		maxDrift:       DefaultMaxDrift,
+		dialTimeout:    DefaultDialTimeout,
+		desc:           u.Redacted(),
+		owner:          opts.Owner,
+		logger:         opts.Logger,
+		clock:          opts.Clock,
+	}
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: ZooKeeper worker URL %s: %s", idforge.ErrInvalidArgument, p.desc, fmt.Sprintf(format, args...))
+	}
+	if u.Scheme != "zk" && u.Scheme != "zookeeper" {
+		return nil, bad("scheme %q, want zk or zookeeper", u.Scheme)
+	}
+	if u.Opaque != "" {
+		return nil, bad("want %s://host:port/name", u.Scheme)
+	}
+	var err error
+	if p.servers, err = coord.Hosts(u.Host, defaultPort); err != nil {
+		return nil, bad("%v", err)
+	}
+	if name := strings.Trim(u.Path, "/"); name != "" {
+		if strings.Contains(name, "/") {
+			return nil, bad("name %q: want one path element (Leaf's leaf.name)", name)
+		}
+		p.name = name
+	}
+	if u.User != nil {
+		pw, _ := u.User.Password()
+		p.auth = []byte(u.User.Username() + ":" + pw)
+	}
+	for key, vals := range u.Query() {
+		val := vals[len(vals)-1]
+		d, err := time.ParseDuration(val)
+		if err != nil || d <= 0 {
+			return nil, bad("%s=%s: want a positive duration such as 5s", key, val)
+		}
+		switch key {
+		case "session_timeout":
+			p.sessionTimeout = d
+		case "max_drift":
+			p.maxDrift = d
+		case "dial_timeout":
+			p.dialTimeout = d
+		default:
+			return nil, bad("unknown parameter %q (known: session_timeout, max_drift, dial_timeout)", key)
+		}
+	}
+	if p.owner == "" {
+		return nil, fmt.Errorf("%w: the ZooKeeper worker provider needs this node's host:port as its owner: Leaf binds worker IDs to it",
+			idforge.ErrInvalidArgument)
+	}
+	if p.ip, p.port, err = net.SplitHostPort(p.owner); err != nil || p.ip == "" || p.port == "" {
+		return nil, fmt.Errorf("%w: owner %q: want host:port", idforge.ErrInvalidArgument, p.owner)
+	}
+	if strings.Contains(p.owner, "/") {
+		return nil, fmt.Errorf("%w: owner %q: a ZooKeeper node name cannot hold '/'", idforge.ErrInvalidArgument, p.owner)
+	}
+	if opts.DataDir != "" {
+		p.cache = worker.NewCache(opts.DataDir, p.desc, p.owner)
+	}
+	return p, nil
+}
+
+// Describe returns the URL with its password redacted.
+func (p *Provider) Describe() string { return p.desc }
+
+// Base returns the Leaf tree of this provider, /snowflake/{name}.
+func (p *Provider) Base() string { return "/snowflake/" + p.name }
+
+func (p *Provider) foreverDir() string   { return p.Base() + "/forever" }
+func (p *Provider) temporaryDir() string { return p.Base() + "/temporary" }
+func (p *Provider) temporaryPath() string {
+	return p.temporaryDir() + "/" + p.owner
+}
+
+// foreverPath is the name ZooKeeper gives a sequential node: the prefix
+// and ten digits.
+func (p *Provider) foreverPath(seq int64) string {
+	return fmt.Sprintf("%s/%s-%010d", p.foreverDir(), p.owner, seq)
+}
