@@ -1,0 +1,225 @@
+package autoinc
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/rotate"
+	"github.com/idforge/idforge/sequence/internal/sqldb"
+)
+
+// MaxTables is the largest number of tables a Source combines (10 bits).
+const MaxTables = 1024
+
+// DefaultRescue is Config.Rescue when left zero.
+const DefaultRescue = 30 * time.Second
+
+// Table is one auto-increment table of a Source.
+type Table struct {
+	// DB is a go-sql-driver/mysql, pgx stdlib or modernc sqlite pool; the
+	// caller keeps owning it. Tables may share a pool or use different
+	// databases and servers.
+	DB *sql.DB
+	// Name is the table's name: letters, digits and '_'.
+	Name string
+}
+
+// Config configures a Source. Tables is required.
+type Config struct {
+	// Tables are the 2^n tables, n ≥ 0, at most MaxTables; a table's
+	// position is its index in every value.
+	Tables []Table
+	// Rescue is how long a failing table is left aside before it is tried
+	// again; DefaultRescue when zero.
+	Rescue time.Duration
+	// NoCreate makes NewSource fail instead of creating missing tables.
+	NoCreate bool
+}
+
+type table struct {
+	db     *sqldb.DB
+	name   string
+	insert string
+}
+
+// Source combines 2^n auto-increment tables: a value is id << n | index,
+// taken from the tables in turn. It is safe for concurrent use.
+type Source struct {
+	tables []table
+	bits   uint
+	limit  int64 // ids must stay below it
+	rotor  *rotate.Rotor
+	owned  []*sqldb.DB
+	closed atomic.Bool
+}
+
+var _ sequence.Source = (*Source)(nil)
+
+// NewSource returns a source over cfg.Tables, creating missing tables
+// unless cfg.NoCreate is set. It returns an error wrapping
+// idforge.ErrInvalidArgument when the number of tables is not a power of
+// two in [1, MaxTables], a name is bad or two entries name the same table
+// of the same pool.
+func NewSource(ctx context.Context, cfg Config) (*Source, error) {
+	dbs := make([]*sqldb.DB, len(cfg.Tables))
+	for i, t := range cfg.Tables {
+		if t.DB == nil {
+			return nil, fmt.Errorf("%w: autoinc source: table %d has no database", idforge.ErrInvalidArgument, i)
+		}
+		d, err := sqldb.Wrap(t.DB)
+		if err != nil {
+			return nil, fmt.Errorf("%w: autoinc source: table %d: %v", idforge.ErrInvalidArgument, i, err)
+		}
+		dbs[i] = d
+	}
+	return newSource(ctx, cfg, dbs)
+}
+
+func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error) {
+	n := len(cfg.Tables)
+	if n < 1 || n > MaxTables || n&(n-1) != 0 {
+		return nil, fmt.Errorf("%w: autoinc source: %d tables; want a power of two from 1 to %d", idforge.ErrInvalidArgument, n, MaxTables)
+	}
+	if cfg.Rescue == 0 {
+		cfg.Rescue = DefaultRescue
+	}
+	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New(n, cfg.Rescue)}
+	s.limit = 1 << (63 - s.bits)
+	seen := map[[2]any]int{}
+	for i, t := range cfg.Tables {
+		if !sqldb.ValidIdent(t.Name) {
+			return nil, fmt.Errorf("%w: autoinc source: table %d: name %q (want letters, digits and _)", idforge.ErrInvalidArgument, i, t.Name)
+		}
+		k := [2]any{dbs[i].DB, t.Name}
+		if j, dup := seen[k]; dup {
+			return nil, fmt.Errorf("%w: autoinc source: tables %d and %d are both %s", idforge.ErrInvalidArgument, j, i, t.Name)
+		}
+		seen[k] = i
+		d := dbs[i]
+		tb := table{db: d, name: t.Name}
+		q := d.Quote(t.Name)
+		switch d.Dialect {
+		case sqldb.MySQL:
+			tb.insert = "INSERT INTO " + q + " () VALUES ()"
+		default:
+			tb.insert = "INSERT INTO " + q + " DEFAULT VALUES RETURNING id"
+		}
+		if !cfg.NoCreate {
+			if err := d.Retry(ctx, func(ctx context.Context) error { return migrate(ctx, d, t.Name) }); err != nil {
+				return nil, fmt.Errorf("autoinc source: create table %d (%s) on %s: %w", i, t.Name, d.Where, err)
+			}
+		}
+		s.tables = append(s.tables, tb)
+	}
+	return s, nil
+}
+
+// Bits returns n, the number of low bits holding the table index.
+func (s *Source) Bits() uint { return s.bits }
+
+// Split returns the auto-increment id and the table index of a value.
+func (s *Source) Split(v int64) (id int64, index int) {
+	return v >> s.bits, int(v & (1<<s.bits - 1))
+}
+
+// Next inserts a row into the next table in turn and returns its id
+// shifted left by n bits, or'ed with the table's index. A table that
+// fails is left aside for the rescue time and the next one is tried; a
+// table whose ids no longer fit in 63-n bits is left aside for good. It
+// returns an error wrapping idforge.ErrUnavailable with every table's
+// error when none can issue (idforge.ErrSpaceExhausted when all are used
+// up), and idforge.ErrClosed after Close.
+func (s *Source) Next(ctx context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, fmt.Errorf("autoinc source: %w", idforge.ErrClosed)
+	}
+	var v int64
+	err := s.rotor.Do(ctx, func(ctx context.Context, i int) error {
+		t := &s.tables[i]
+		id, err := t.next(ctx)
+		if err != nil {
+			if sqldb.OutOfRange(err) {
+				return rotate.Exhausted(fmt.Errorf("%w: table %s: %w", idforge.ErrSpaceExhausted, t.name, err))
+			}
+			return fmt.Errorf("table %s on %s: %w", t.name, t.db.Where, err)
+		}
+		if id < 1 || id >= s.limit {
+			return rotate.Exhausted(fmt.Errorf("%w: table %s issued id %d, outside [1, 2^%d)", idforge.ErrSpaceExhausted, t.name, id, 63-s.bits))
+		}
+		v = id<<s.bits | int64(i)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, idforge.ErrSpaceExhausted) && !errors.Is(err, idforge.ErrUnavailable) {
+			return 0, fmt.Errorf("autoinc source: %w", err)
+		}
+		return 0, fmt.Errorf("%w: autoinc source: %w", idforge.ErrUnavailable, err)
+	}
+	return v, nil
+}
+
+func (t *table) next(ctx context.Context) (int64, error) {
+	ctx, cancel := t.db.Ctx(ctx)
+	defer cancel()
+	if t.db.Dialect == sqldb.MySQL {
+		res, err := t.db.ExecContext(ctx, t.insert)
+		if err != nil {
+			return 0, err
+		}
+		return res.LastInsertId()
+	}
+	var id int64
+	err := t.db.QueryRowContext(ctx, t.insert).Scan(&id)
+	return id, err
+}
+
+// Close closes the pools the source opened (Open). It is idempotent.
+func (s *Source) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, d := range s.owned {
+		errs = append(errs, d.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Migrate creates an auto-increment table if it is missing:
+//
+//	MySQL       (id bigint AUTO_INCREMENT PRIMARY KEY, generate_time timestamp DEFAULT CURRENT_TIMESTAMP)
+//	PostgreSQL  (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, generate_time timestamptz DEFAULT now())
+//	SQLite      (id INTEGER PRIMARY KEY AUTOINCREMENT, generate_time text DEFAULT CURRENT_TIMESTAMP)
+//
+// It is idempotent.
+func Migrate(ctx context.Context, db *sql.DB, table string) error {
+	d, err := sqldb.Wrap(db)
+	if err != nil {
+		return fmt.Errorf("%w: autoinc: %v", idforge.ErrInvalidArgument, err)
+	}
+	if !sqldb.ValidIdent(table) {
+		return fmt.Errorf("%w: autoinc: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
+	}
+	return migrate(ctx, d, table)
+}
+
+func migrate(ctx context.Context, db *sqldb.DB, table string) error {
+	var q string
+	switch db.Dialect {
+	case sqldb.MySQL:
+		q = " (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, generate_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB"
+	case sqldb.Postgres:
+		q = " (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, generate_time timestamptz NOT NULL DEFAULT now())"
+	default:
+		q = " (id INTEGER PRIMARY KEY AUTOINCREMENT, generate_time text NOT NULL DEFAULT CURRENT_TIMESTAMP)"
+	}
+	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+q)
+	return err
+}

@@ -1,0 +1,75 @@
+package autoinc
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/param"
+	"github.com/idforge/idforge/sequence/internal/sqldb"
+)
+
+// DefaultTablePrefix names the tables of a source opened from a URL
+// without a table parameter: idforge_autoinc_0, idforge_autoinc_1, ….
+const DefaultTablePrefix = "idforge_autoinc"
+
+func init() {
+	for _, db := range []string{"mysql", "postgres", "postgresql", "sqlite"} {
+		sequence.Register("autoinc+"+db, openSource)
+	}
+}
+
+// openSource is the sequence.Opener of "autoinc+mysql", "autoinc+postgres"
+// and "autoinc+sqlite".
+func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
+	q := param.New(u, "autoinc source URL")
+	n := q.Int("tables", 1, 1, MaxTables)
+	prefix := q.String("table", DefaultTablePrefix)
+	also := q.List("also")
+	rescue := q.Duration("rescue", DefaultRescue, time.Millisecond)
+	create := q.Bool("create", true)
+	if err := q.Err(); err != nil {
+		return nil, err
+	}
+	if n&(n-1) != 0 {
+		return nil, q.Errorf("tables=%d: want a power of two from 1 to %d", n, MaxTables)
+	}
+	if !sqldb.ValidIdent(fmt.Sprintf("%s_%d", prefix, n-1)) {
+		return nil, q.Errorf("table %q: want up to 57 letters, digits and _", prefix)
+	}
+	base := sqldb.StripScheme(u)
+	places, err := sqldb.Places(base, also)
+	if err != nil {
+		return nil, q.Errorf("%v", err)
+	}
+	rest := q.Rest().Encode()
+	var dbs []*sqldb.DB
+	fail := func(err error) (sequence.Source, error) {
+		for _, d := range dbs {
+			d.Close()
+		}
+		return nil, err
+	}
+	for _, p := range places {
+		p.RawQuery = rest
+		d, err := sqldb.Open(ctx, p, param.New(p, "autoinc source URL"))
+		if err != nil {
+			return fail(err)
+		}
+		dbs = append(dbs, d)
+	}
+	cfg := Config{Rescue: rescue, NoCreate: !create}
+	tdbs := make([]*sqldb.DB, n)
+	for i := range int(n) {
+		cfg.Tables = append(cfg.Tables, Table{DB: dbs[i%len(dbs)].DB, Name: fmt.Sprintf("%s_%d", prefix, i)})
+		tdbs[i] = dbs[i%len(dbs)]
+	}
+	s, err := newSource(ctx, cfg, tdbs)
+	if err != nil {
+		return fail(err)
+	}
+	s.owned = dbs
+	return s, nil
+}

@@ -1,0 +1,63 @@
+package compose_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence/compose"
+	_ "github.com/idforge/idforge/sequence/redis" // redis:// sources
+)
+
+// Two counters combined by Balanced (value << 1 | index), expanded in
+// memory by Expanded (× 4). Each pair of lines comes from one inner
+// value: 1 of counter 0 gives 2 = 1<<1|0, that is 8 … 11; 1 of counter 1
+// gives 3, that is 12 … 15.
+func Example() {
+	ctx := context.Background()
+	bal, err := compose.NewBalanced([]idforge.Generator{&mem{}, &mem{}}, compose.BalancedOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// NoPrefetch keeps the example's output fixed; a server keeps the
+	// prefetcher on.
+	exp, err := compose.NewExpanded(bal, compose.ExpandedOptions{MemoryBits: 2, NoPrefetch: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer exp.Close()
+	ids, err := exp.NextN(ctx, 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ids)
+	// Output: [8 9 10 11 12 13 14 15]
+}
+
+// Four Redis counters on two servers, seed 000's high-availability
+// set-up, as a configuration would list them. Every node lists the same
+// URLs in the same order.
+func ExampleOpenBalanced() {
+	ctx := context.Background()
+	bal, err := compose.OpenBalanced(ctx, []string{
+		"redis://redis-a:6379/0?key=orders:0",
+		"redis://redis-a:6379/0?key=orders:1",
+		"redis://redis-b:6379/0?key=orders:2",
+		"redis://redis-b:6379/0?key=orders:3",
+	}, compose.BalancedOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer bal.Close() // closes the four sources
+	gen, err := compose.NewExpanded(bal, compose.ExpandedOptions{MemoryBits: 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer gen.Close()
+	id, err := gen.Next(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(id > 0)
+}

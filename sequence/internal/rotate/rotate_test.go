@@ -1,0 +1,80 @@
+package rotate
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+func TestRotor(t *testing.T) {
+	ctx := context.Background()
+	r := New(4, time.Hour)
+	var calls []int
+	failing := map[int]error{1: errors.New("down"), 2: Exhausted(errors.New("used up"))}
+	do := func() (int, error) {
+		got := -1
+		err := r.Do(ctx, func(_ context.Context, i int) error {
+			calls = append(calls, i)
+			if err := failing[i]; err != nil {
+				return err
+			}
+			got = i
+			return nil
+		})
+		return got, err
+	}
+	var served []int
+	for range 6 {
+		i, err := do()
+		if err != nil {
+			t.Fatal(err)
+		}
+		served = append(served, i)
+	}
+	for _, i := range served {
+		if i == 1 || i == 2 {
+			t.Fatalf("served by failing member %d: %v", i, served)
+		}
+	}
+	// Member 1 is aside, member 2 gone: neither is called again while the
+	// others answer.
+	tried := map[int]int{}
+	for _, i := range calls {
+		tried[i]++
+	}
+	if tried[1] != 1 || tried[2] != 1 {
+		t.Fatalf("calls per member %v: failing members were retried", tried)
+	}
+	// Everything failing: members aside are tried once more, used-up ones
+	// never; the errors come back joined.
+	failing[0], failing[3] = errors.New("down"), errors.New("down")
+	calls = nil
+	if _, err := do(); err == nil {
+		t.Fatal("no error with every member failing")
+	}
+	for _, i := range calls {
+		if i == 2 {
+			t.Fatal("a used-up member was tried again")
+		}
+	}
+	// A recovered member is found at once by the second pass.
+	delete(failing, 1)
+	if i, err := do(); err != nil || i != 1 {
+		t.Fatalf("recovered member: %d, %v", i, err)
+	}
+	// All used up.
+	all := New(1, time.Hour)
+	all.Do(ctx, func(context.Context, int) error { return Exhausted(idforge.ErrSpaceExhausted) })
+	if err := all.Do(ctx, func(context.Context, int) error { return nil }); !errors.Is(err, idforge.ErrSpaceExhausted) {
+		t.Fatalf("every member used up: %v", err)
+	}
+	// A cancelled context stops at once.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := New(2, time.Hour).Do(cctx, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}

@@ -1,0 +1,51 @@
+package memcache
+
+import (
+	"context"
+	"math"
+	"net"
+	"net/url"
+	"time"
+
+	gomemcache "github.com/bradfitz/gomemcache/memcache"
+
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/param"
+)
+
+func init() { sequence.Register("memcache", openSource) }
+
+// openSource is the sequence.Opener of "memcache".
+func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
+	q := param.New(u, "memcache source URL")
+	cfg := SourceConfig{
+		Key:    q.String("key", ""),
+		Start:  q.Int("start", 1, 1, math.MaxInt64),
+		Create: q.Bool("create", false),
+	}
+	timeout := q.Duration("timeout", 3*time.Second, time.Millisecond)
+	idle := q.Int("max_idle_conns", 16, 1, 10000)
+	if err := q.Done(); err != nil {
+		return nil, err
+	}
+	if cfg.Key == "" {
+		return nil, q.Errorf("parameter key is required")
+	}
+	if u.Opaque != "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
+		return nil, q.Errorf("write memcache://host:port?key=name")
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = "11211"
+	}
+	cl := gomemcache.New(net.JoinHostPort(host, port))
+	cl.Timeout = timeout
+	cl.MaxIdleConns = int(idle)
+	s, err := NewSource(ctx, cl, cfg)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	s.owned = true
+	return s, nil
+}

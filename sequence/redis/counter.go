@@ -1,0 +1,152 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/idforge/idforge/sequence"
+)
+
+// DefaultPrefix is the key prefix of counters opened from a URL without
+// a prefix parameter.
+const DefaultPrefix = "idforge:counter:"
+
+// DefaultKeep is CounterStoreConfig.Keep when left zero.
+const DefaultKeep = 3
+
+// CounterStoreConfig configures a CounterStore.
+type CounterStoreConfig struct {
+	// Prefix starts every key: a counter named order keeps the count of a
+	// period in <Prefix>order:<stamp> and its mark in <Prefix>order:mark.
+	// It is used as given, so empty means keys that start with the name;
+	// DefaultPrefix is the usual choice (and the URL form's default). On
+	// Redis Cluster put a hash tag in the prefix ("{serials}:") so that
+	// the keys of a counter share a slot.
+	Prefix string
+	// Keep is how many periods a period's count outlives its start
+	// (EXPIRE); DefaultKeep when zero.
+	Keep int
+}
+
+// CounterStore keeps per-period counters in Redis: one key per period,
+// counted with INCR and expiring after a few periods, and one mark key per
+// counter, all updated by one Lua script per number. It is safe for
+// concurrent use.
+type CounterStore struct {
+	client goredis.UniversalClient
+	owned  bool
+	prefix string
+	keep   int
+}
+
+var _ sequence.CounterStore = (*CounterStore)(nil)
+
+// NewCounterStore returns a store on client, which the caller keeps
+// owning.
+func NewCounterStore(client goredis.UniversalClient, cfg CounterStoreConfig) *CounterStore {
+	if cfg.Keep <= 0 {
+		cfg.Keep = DefaultKeep
+	}
+	return &CounterStore{client: client, prefix: cfg.Prefix, keep: cfg.Keep}
+}
+
+// countScript implements CounterStore.Count for one period.
+//
+//	KEYS[1]  the count key of period ARGV[1]
+//	KEYS[2]  the counter's mark key: "<stamp> <n>"
+//	ARGV     stamp, floor stamp, floor n, cap (0: none), expiry in ms
+//
+// It answers {stamp, n} after counting, {stamp, 0} when the period is
+// full, and {mark stamp, -1} when the mark is in a later period: the
+// caller asks again for that period.
+var countScript = goredis.NewScript(`
+local stamp = tonumber(ARGV[1])
+local ms, mn = tonumber(ARGV[2]), tonumber(ARGV[3])
+local m = redis.call('GET', KEYS[2])
+if m then
+  local sp = string.find(m, ' ', 1, true)
+  local s2, n2 = tonumber(string.sub(m, 1, sp - 1)), tonumber(string.sub(m, sp + 1))
+  if s2 > ms or (s2 == ms and n2 > mn) then ms, mn = s2, n2 end
+end
+if ms > stamp then return {ms, -1} end
+local cur = tonumber(redis.call('GET', KEYS[1]) or '0')
+local lift = ms == stamp and cur < mn
+if lift then cur = mn end
+local cap = tonumber(ARGV[4])
+if cap > 0 and cur >= cap then return {stamp, 0} end
+if cur >= 9007199254740991 then return redis.error_reply('count would pass 2^53') end
+local n
+if lift then
+  n = cur + 1
+  redis.call('SET', KEYS[1], string.format('%d', n), 'PX', ARGV[5])
+else
+  n = redis.call('INCR', KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+end
+redis.call('SET', KEYS[2], string.format('%d %d', stamp, n))
+return {stamp, n}`)
+
+func (s *CounterStore) key(name, suffix string) string { return s.prefix + name + ":" + suffix }
+
+// Count implements sequence.CounterStore: one script call, or two when
+// the counter's mark is in a later period than asked for.
+func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (sequence.CountResult, error) {
+	ttl := (time.Duration(s.keep) * req.Period.Nominal()).Milliseconds()
+	stamp := req.Stamp
+	for range 5 {
+		res, err := countScript.Run(ctx, s.client,
+			[]string{s.key(req.Name, strconv.FormatInt(stamp, 10)), s.key(req.Name, "mark")},
+			stamp, req.Floor.Stamp, req.Floor.N, req.Cap, ttl).Int64Slice()
+		if err != nil {
+			return sequence.CountResult{}, fmt.Errorf("redis: %w", err)
+		}
+		if len(res) != 2 {
+			return sequence.CountResult{}, fmt.Errorf("redis: count script answered %v", res)
+		}
+		switch {
+		case res[1] == -1 && res[0] > stamp:
+			stamp = res[0] // count in the later period of the mark
+		case res[1] == 0:
+			return sequence.CountResult{Stamp: res[0], Full: true}, nil
+		default:
+			return sequence.CountResult{Stamp: res[0], N: res[1]}, nil
+		}
+	}
+	return sequence.CountResult{}, errors.New("redis: the counter's mark kept moving to later periods; try again")
+}
+
+// LoadMark implements sequence.CounterStore: it reads the mark key.
+func (s *CounterStore) LoadMark(ctx context.Context, name string) (sequence.Mark, error) {
+	v, err := s.client.Get(ctx, s.key(name, "mark")).Result()
+	if errors.Is(err, goredis.Nil) {
+		return sequence.Mark{}, nil
+	}
+	if err != nil {
+		return sequence.Mark{}, fmt.Errorf("redis: %w", err)
+	}
+	f := strings.Fields(v)
+	if len(f) == 2 {
+		st, err1 := strconv.ParseInt(f[0], 10, 64)
+		n, err2 := strconv.ParseInt(f[1], 10, 64)
+		if err1 == nil && err2 == nil {
+			return sequence.Mark{Stamp: st, N: n}, nil
+		}
+	}
+	return sequence.Mark{}, fmt.Errorf("redis: mark key %s holds %q, not \"<stamp> <n>\"", s.key(name, "mark"), v)
+}
+
+// Close closes the client if the store opened it (through
+// sequence.OpenCounter). It is idempotent.
+func (s *CounterStore) Close() error {
+	if !s.owned {
+		return nil
+	}
+	s.owned = false
+	return s.client.Close()
+}

@@ -1,0 +1,230 @@
+package sqlrow
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/sqldb"
+)
+
+// DefaultSourceTable is SourceConfig.Table when left empty.
+const DefaultSourceTable = "idforge_sequence"
+
+// SourceConfig configures a Source. Name is required; the zero value of
+// every other field means its default.
+type SourceConfig struct {
+	// Table is the table of named counters: letters, digits and '_',
+	// DefaultSourceTable when empty.
+	Table string
+	// Name is the counter's row; it follows idforge.ValidateKeyName.
+	Name string
+	// Start is the first value issued from a row NewSource creates
+	// (default 1, at least 1).
+	Start int64
+	// NoCreate makes NewSource fail instead of creating a missing table
+	// or row (when the schema belongs to administrators: see
+	// MigrateSource).
+	NoCreate bool
+}
+
+// Source issues the values of one row: current_value + 1 under the row's
+// lock. It is safe for concurrent use.
+type Source struct {
+	db   *sqldb.DB
+	name string
+	next string // the increment statement
+	read string
+	// seen is the largest value this source has seen the row hold.
+	seen   atomic.Int64
+	closed atomic.Bool
+}
+
+var _ sequence.Source = (*Source)(nil)
+
+// NewSource returns a source on the row cfg.Name of cfg.Table in db (a
+// go-sql-driver/mysql, pgx stdlib or modernc sqlite pool, which the
+// caller keeps owning). Unless cfg.NoCreate is set it creates the table
+// and the row (holding Start-1) when they are missing. It returns an
+// error wrapping idforge.ErrInvalidArgument for a bad configuration and
+// idforge.ErrUnknownKey when the row is missing and may not be created.
+func NewSource(ctx context.Context, db *sql.DB, cfg SourceConfig) (*Source, error) {
+	d, err := sqldb.Wrap(db)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sqlrow source: %v", idforge.ErrInvalidArgument, err)
+	}
+	return newSource(ctx, d, cfg)
+}
+
+// check fills in the defaults and validates.
+func (cfg *SourceConfig) check() error {
+	if cfg.Table == "" {
+		cfg.Table = DefaultSourceTable
+	}
+	if cfg.Start == 0 {
+		cfg.Start = 1
+	}
+	switch err := idforge.ValidateKeyName(cfg.Name); {
+	case err != nil:
+		return fmt.Errorf("sqlrow source: name: %w", err)
+	case !sqldb.ValidIdent(cfg.Table):
+		return fmt.Errorf("%w: sqlrow source: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, cfg.Table)
+	case cfg.Start < 1:
+		return fmt.Errorf("%w: sqlrow source %q: start %d is below 1", idforge.ErrInvalidArgument, cfg.Name, cfg.Start)
+	}
+	return nil
+}
+
+func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	t := db.Quote(cfg.Table)
+	s := &Source{db: db, name: cfg.Name}
+	if db.Dialect == sqldb.MySQL {
+		// LAST_INSERT_ID(expr) hands the new value back in the statement's
+		// own reply: the UPDATE and the read are one atomic statement.
+		s.next = "UPDATE " + t + " SET current_value = LAST_INSERT_ID(current_value + 1) WHERE name = ? AND current_value < 9223372036854775807"
+	} else {
+		s.next = db.Rebind("UPDATE " + t + " SET current_value = current_value + 1 WHERE name = ? AND current_value < 9223372036854775807 RETURNING current_value")
+	}
+	s.read = db.Rebind("SELECT current_value FROM " + t + " WHERE name = ?")
+
+	err := db.Retry(ctx, func(ctx context.Context) error {
+		if !cfg.NoCreate {
+			if err := migrateSource(ctx, db, cfg.Table); err != nil {
+				return err
+			}
+			ins := "INSERT INTO " + t + " (name, current_value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+			if db.Dialect == sqldb.MySQL {
+				ins = "INSERT INTO " + t + " (name, current_value) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = name"
+			}
+			if _, err := db.ExecContext(ctx, db.Rebind(ins), cfg.Name, cfg.Start-1); err != nil {
+				return err
+			}
+		}
+		var v int64
+		err := db.QueryRowContext(ctx, s.read, cfg.Name).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("%w: sqlrow source: no row %q in table %s (creation is off)", idforge.ErrUnknownKey, cfg.Name, cfg.Table)
+		}
+		s.seen.Store(v)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlrow source %q on %s: %w", cfg.Name, db.Where, err)
+	}
+	return s, nil
+}
+
+// Next returns the row's next value. It returns an error wrapping
+// sequence.ErrCounterLost (and idforge.ErrUnavailable) when the row has
+// been deleted or holds less than this source saw (restored from an old
+// backup); idforge.ErrSpaceExhausted at the largest int64;
+// idforge.ErrUnavailable wrapping the database's error when it fails
+// (transient failures are retried twice first); idforge.ErrClosed after
+// Close.
+func (s *Source) Next(ctx context.Context) (int64, error) {
+	if s.closed.Load() {
+		return 0, fmt.Errorf("sqlrow source %q: %w", s.name, idforge.ErrClosed)
+	}
+	floor := s.seen.Load()
+	var v int64
+	var found bool
+	err := s.db.Retry(ctx, func(ctx context.Context) error {
+		if s.db.Dialect == sqldb.MySQL {
+			res, err := s.db.ExecContext(ctx, s.next, s.name)
+			if err != nil {
+				return err
+			}
+			n, err := res.RowsAffected()
+			if err != nil {
+				return err
+			}
+			if found = n == 1; found {
+				v, err = res.LastInsertId()
+			}
+			return err
+		}
+		err := s.db.QueryRowContext(ctx, s.next, s.name).Scan(&v)
+		if errors.Is(err, sql.ErrNoRows) {
+			found = false
+			return nil
+		}
+		found = err == nil
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("%w: sqlrow source %q on %s: %w", idforge.ErrUnavailable, s.name, s.db.Where, err)
+	}
+	if !found {
+		return 0, s.why(ctx)
+	}
+	if v <= floor {
+		return 0, fmt.Errorf("%w: %w: sqlrow source %q: the row answered %d, but held %d before: it went back (restored from a backup?); set it above every value issued",
+			sequence.ErrCounterLost, idforge.ErrUnavailable, s.name, v, floor)
+	}
+	for {
+		cur := s.seen.Load()
+		if v <= cur || s.seen.CompareAndSwap(cur, v) {
+			return v, nil
+		}
+	}
+}
+
+// why explains an UPDATE that changed no row.
+func (s *Source) why(ctx context.Context) error {
+	ctx, cancel := s.db.Ctx(ctx)
+	defer cancel()
+	var v int64
+	err := s.db.QueryRowContext(ctx, s.read, s.name).Scan(&v)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("%w: %w: sqlrow source %q: the row was deleted; re-create it above every value issued (never lower)",
+			sequence.ErrCounterLost, idforge.ErrUnavailable, s.name)
+	case err != nil:
+		return fmt.Errorf("%w: sqlrow source %q: %w", idforge.ErrUnavailable, s.name, err)
+	case v == math.MaxInt64:
+		return fmt.Errorf("%w: sqlrow source %q", idforge.ErrSpaceExhausted, s.name)
+	}
+	return fmt.Errorf("%w: sqlrow source %q: the row holds %d but was not incremented", idforge.ErrUnavailable, s.name, v)
+}
+
+// Close closes the pool if the source opened it (Open). It is idempotent.
+func (s *Source) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	return s.db.Close()
+}
+
+// MigrateSource creates the table of a Source if it is missing:
+//
+//	<table>(name varchar(128) PRIMARY KEY, current_value bigint NOT NULL)
+//
+// (names compare byte for byte on MySQL: utf8mb4_bin). It is idempotent.
+func MigrateSource(ctx context.Context, db *sql.DB, table string) error {
+	d, err := sqldb.Wrap(db)
+	if err != nil {
+		return fmt.Errorf("%w: sqlrow: %v", idforge.ErrInvalidArgument, err)
+	}
+	if !sqldb.ValidIdent(table) {
+		return fmt.Errorf("%w: sqlrow: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
+	}
+	return migrateSource(ctx, d, table)
+}
+
+func migrateSource(ctx context.Context, db *sqldb.DB, table string) error {
+	q := "CREATE TABLE IF NOT EXISTS " + db.Quote(table) + " (name varchar(128) PRIMARY KEY, current_value bigint NOT NULL)"
+	if db.Dialect == sqldb.MySQL {
+		q = "CREATE TABLE IF NOT EXISTS " + db.Quote(table) +
+			" (name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY, current_value bigint NOT NULL) ENGINE=InnoDB"
+	}
+	_, err := db.ExecContext(ctx, q)
+	return err
+}

@@ -1,0 +1,69 @@
+package sqlrow
+
+import (
+	"context"
+	"math"
+	"net/url"
+
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/param"
+	"github.com/idforge/idforge/sequence/internal/sqldb"
+)
+
+func init() {
+	for _, db := range []string{"mysql", "postgres", "postgresql", "sqlite"} {
+		sequence.Register("sqlrow+"+db, openSource)
+		sequence.RegisterCounter(db, openCounterStore)
+	}
+}
+
+// openSource is the sequence.Opener of "sqlrow+mysql", "sqlrow+postgres"
+// and "sqlrow+sqlite".
+func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
+	q := param.New(u, "sqlrow source URL")
+	cfg := SourceConfig{
+		Name:     q.String("name", ""),
+		Table:    q.String("table", DefaultSourceTable),
+		Start:    q.Int("start", 1, 1, math.MaxInt64),
+		NoCreate: !q.Bool("create", true),
+	}
+	if err := q.Err(); err != nil {
+		return nil, err
+	}
+	if err := cfg.check(); err != nil {
+		return nil, q.Errorf("%v", err)
+	}
+	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSource(ctx, db, cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openCounterStore is the sequence.CounterOpener of "mysql", "postgres"
+// and "sqlite".
+func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.CounterStore, error) {
+	q := param.New(u, "sql counter URL")
+	cfg := CounterStoreConfig{Table: q.String("table", DefaultCounterTable), NoCreate: !q.Bool("create", true)}
+	if err := q.Err(); err != nil {
+		return nil, err
+	}
+	if !sqldb.ValidIdent(cfg.Table) {
+		return nil, q.Errorf("table %q: want letters, digits and _", cfg.Table)
+	}
+	db, err := sqldb.Open(ctx, u, q)
+	if err != nil {
+		return nil, err
+	}
+	s, err := newCounterStore(db, cfg)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}

@@ -1,0 +1,142 @@
+package serial
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/idforge/idforge"
+)
+
+const kindSeq = "seq"
+
+// maxInt64Digits is the width of the largest int64, 9223372036854775807.
+const maxInt64Digits = 19
+
+// seqPart renders @{seq:NAME,width=N,pad=C}: a number from a Generator or
+// a PeriodCounter.
+type seqPart struct {
+	col   int
+	name  string
+	gen   idforge.Generator
+	batch idforge.BatchGenerator // gen, when it is one
+	ctr   idforge.PeriodCounter
+	width int  // 0: as many digits as the number has
+	pad   byte // fills up to width
+}
+
+func compileSeq(e Expr, r Resolver) (*seqPart, error) {
+	if err := e.OnlyOptions("width", "pad"); err != nil {
+		return nil, err
+	}
+	if !validName(e.Arg) {
+		if e.Arg == "" {
+			return nil, errAt(e.ArgCol, "seq needs a generator name, e.g. @{seq:order}")
+		}
+		return nil, errAt(e.ArgCol, "seq:%s: a name is 1 to %d letters, digits or . _ : -", e.Arg, idforge.MaxKeyLen)
+	}
+	p := &seqPart{col: e.Col, name: e.Arg, pad: '0'}
+	var err error
+	if p.width, p.pad, err = widthPad(e); err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, errAt(e.ArgCol, "seq:%s: no Resolver to find generators with", e.Arg)
+	}
+	src, err := r.Resolve(e.Arg)
+	if err != nil {
+		return nil, &SyntaxError{Col: e.ArgCol, Msg: fmt.Sprintf("seq:%s", e.Arg), Err: err}
+	}
+	switch s := src.(type) {
+	case idforge.PeriodCounter:
+		p.ctr = s
+	case idforge.Generator:
+		p.gen = s
+		p.batch, _ = s.(idforge.BatchGenerator)
+	default:
+		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned %T, want an idforge.Generator or idforge.PeriodCounter", e.Arg, src)
+	}
+	return p, nil
+}
+
+// widthPad reads the width= and pad= options shared by seq and param:
+// pad needs a width.
+func widthPad(e Expr) (int, byte, error) {
+	width, pad := 0, byte('0')
+	w, hasW := e.Option("width")
+	if hasW {
+		var err error
+		if width, err = parseWidth(w, 1); err != nil {
+			return 0, 0, err
+		}
+	}
+	if o, ok := e.Option("pad"); ok {
+		if !hasW {
+			return 0, 0, errAt(o.Col, "pad= needs width=")
+		}
+		var err error
+		if pad, err = parsePad(o); err != nil {
+			return 0, 0, err
+		}
+	}
+	return width, pad, nil
+}
+
+func (p *seqPart) argName() string { return p.name }
+
+// digitsOnly reports whether the part renders only digits.
+func (p *seqPart) digitsOnly() bool { return isDigit(p.pad) }
+
+func (p *seqPart) MaxLen() int {
+	if p.width > 0 {
+		return p.width
+	}
+	return maxInt64Digits
+}
+
+func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, error) {
+	var v int64
+	var err error
+	switch {
+	case ev.pre != nil && ev.pre[ev.cur] != nil:
+		v = ev.pre[ev.cur][ev.k]
+	case p.ctr != nil:
+		var period = ev.now
+		v, period, err = p.ctr.Next(ctx, ev.now)
+		ev.notePeriod(period)
+	default:
+		v, err = p.gen.Next(ctx)
+	}
+	if err != nil {
+		return dst, fmt.Errorf("serial: seq %q: %w", p.name, err)
+	}
+	if v < 0 {
+		return dst, fmt.Errorf("serial: seq %q: negative number %d", p.name, v)
+	}
+	n := digits(v)
+	if p.width > 0 && n > p.width {
+		return dst, fmt.Errorf("%w: serial: seq %q: %d has more than %d digits", idforge.ErrSpaceExhausted, p.name, v, p.width)
+	}
+	for ; n < p.width; n++ {
+		dst = append(dst, p.pad)
+	}
+	var b [maxInt64Digits]byte
+	i := len(b)
+	for v >= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	i--
+	b[i] = byte('0' + v)
+	return append(dst, b[i:]...), nil
+}
+
+// digits returns the number of decimal digits of v ≥ 0.
+func digits(v int64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
