@@ -1,0 +1,175 @@
+// Package plugin runs interceptors around every issue of IDs, the plugin
+// layer of the segment+snowflake issuer in seed 002: plugins are ordered
+// (a smaller Order runs first), Before may reject a call (and a rejection
+// handler decides what the caller sees), After may transform or record the
+// IDs, OnError sees failures.
+//
+// Before runs before any ID is drawn, so a rejected call consumes nothing.
+// After runs after the IDs were drawn: an After that fails turns the call
+// into an error and the drawn IDs become a gap, never a duplicate.
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/idforge/idforge"
+)
+
+// ErrRejected is wrapped by the error a caller gets when a plugin's Before
+// refuses the call.
+var ErrRejected = errors.New("idforge: rejected by a plugin")
+
+// Call describes one issue: which key, by which strategy, how many IDs.
+type Call struct {
+	Key      string
+	Strategy idforge.Strategy
+	Count    int
+}
+
+// A Plugin has a name and an order; it implements any of Beforer, Afterer
+// and ErrorHandler.
+type Plugin interface {
+	// Name identifies the plugin in errors and logs.
+	Name() string
+	// Order places the plugin: smaller runs first.
+	Order() int
+}
+
+// Beforer may refuse a call before any ID is drawn.
+type Beforer interface {
+	Before(ctx context.Context, c Call) error
+}
+
+// Afterer sees, and may replace, the IDs of a successful call.
+type Afterer interface {
+	After(ctx context.Context, c Call, ids []int64) ([]int64, error)
+}
+
+// ErrorHandler sees the failures of calls (including rejections).
+type ErrorHandler interface {
+	OnError(ctx context.Context, c Call, err error)
+}
+
+// RejectionHandler turns a Before's refusal into the error the caller
+// gets. The default wraps ErrRejected and names the plugin.
+type RejectionHandler func(ctx context.Context, c Call, p Plugin, err error) error
+
+// DefaultRejection is the default RejectionHandler.
+func DefaultRejection(ctx context.Context, c Call, p Plugin, err error) error {
+	return fmt.Errorf("%w: plugin %s refused %d ID(s) of key %q: %w", ErrRejected, p.Name(), c.Count, c.Key, err)
+}
+
+// Scoped limits a plugin to some keys.
+func Scoped(p Plugin, keys ...string) Plugin {
+	if len(keys) == 0 {
+		return p
+	}
+	set := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		set[k] = true
+	}
+	return scoped{Plugin: p, keys: set}
+}
+
+type scoped struct {
+	Plugin
+	keys map[string]bool
+}
+
+func (s scoped) applies(key string) bool { return s.keys[key] }
+
+// Chain runs plugins in order. The zero Chain runs nothing. A Chain is
+// safe for concurrent use once built.
+type Chain struct {
+	plugins []Plugin
+	reject  RejectionHandler
+}
+
+// NewChain orders plugins (a stable sort by Order) and uses reject for
+// refusals (DefaultRejection when nil).
+func NewChain(reject RejectionHandler, plugins ...Plugin) *Chain {
+	ps := append([]Plugin(nil), plugins...)
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].Order() < ps[j].Order() })
+	if reject == nil {
+		reject = DefaultRejection
+	}
+	return &Chain{plugins: ps, reject: reject}
+}
+
+// Empty reports whether the chain has no plugins, so callers can skip it.
+func (ch *Chain) Empty() bool { return ch == nil || len(ch.plugins) == 0 }
+
+func applies(p Plugin, key string) bool {
+	if s, ok := p.(scoped); ok {
+		return s.applies(key)
+	}
+	return true
+}
+
+// For returns the names of the plugins that apply to key, in order.
+func (ch *Chain) For(key string) []string {
+	if ch.Empty() {
+		return nil
+	}
+	var names []string
+	for _, p := range ch.plugins {
+		if applies(p, key) {
+			names = append(names, p.Name())
+		}
+	}
+	return names
+}
+
+// Run issues through the chain: every Before, then draw, then every After
+// in order; OnError on any failure.
+func (ch *Chain) Run(ctx context.Context, c Call, draw func() ([]int64, error)) ([]int64, error) {
+	if ch.Empty() {
+		return draw()
+	}
+	for _, p := range ch.plugins {
+		b, ok := unwrap(p).(Beforer)
+		if !ok || !applies(p, c.Key) {
+			continue
+		}
+		if err := b.Before(ctx, c); err != nil {
+			err = ch.reject(ctx, c, p, err)
+			ch.onError(ctx, c, err)
+			return nil, err
+		}
+	}
+	ids, err := draw()
+	if err != nil {
+		ch.onError(ctx, c, err)
+		return nil, err
+	}
+	for _, p := range ch.plugins {
+		a, ok := unwrap(p).(Afterer)
+		if !ok || !applies(p, c.Key) {
+			continue
+		}
+		if ids, err = a.After(ctx, c, ids); err != nil {
+			err = fmt.Errorf("plugin %s: %w", p.Name(), err)
+			ch.onError(ctx, c, err)
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+func (ch *Chain) onError(ctx context.Context, c Call, err error) {
+	for _, p := range ch.plugins {
+		if h, ok := unwrap(p).(ErrorHandler); ok && applies(p, c.Key) {
+			h.OnError(ctx, c, err)
+		}
+	}
+}
+
+func unwrap(p Plugin) Plugin {
+	if s, ok := p.(scoped); ok {
+		return s.Plugin
+	}
+	return p
+}
