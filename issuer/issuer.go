@@ -1,0 +1,585 @@
+// Package issuer routes requests for IDs to the strategy each key uses. It
+// is what the idforge server and CLI talk to: a catalogue of keys in an
+// idforge.Store, one segment allocator per segment key, and the node's
+// snowflake generator shared by every snowflake key.
+//
+// All snowflake keys of a node draw from one generator, so a snowflake ID
+// is unique across keys as well as within one; they share the layout's
+// per-node rate (4,096,000 IDs/s for the twitter layout).
+package issuer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge/timeid"
+)
+
+// Settings configure an Issuer.
+type Settings struct {
+	// Segment is applied to every segment key's allocator.
+	Segment segment.Settings
+	// Sources are named sequence sources (Redis INCR, SQL rows, ticket
+	// servers, …). They answer as keys of strategy "source" and can be
+	// referred to from serial templates. The Issuer does not close them.
+	Sources map[string]idforge.Generator
+	// Counters are named per-period counters for serial templates.
+	Counters map[string]idforge.PeriodCounter
+	// Serials are serial definitions from the configuration. They come
+	// before definitions in the store, which may add more.
+	Serials []idforge.Serial
+	// Formats are the string forms of keys' IDs (obfuscate.Format: a
+	// permutation and base62 or Sqids, say), used by NextStrings and
+	// Decode. A key without one is shown in decimal.
+	Formats map[string]obfuscate.Format
+	// Plugins run around every issue of IDs (not serials, whose sources
+	// they see when those are keys). Nil means none.
+	Plugins *plugin.Chain
+	// Clock is read by serial templates. Default idforge.SystemClock.
+	Clock idforge.Clock
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+}
+
+// Issuer issues IDs for named keys. It is safe for concurrent use.
+type Issuer struct {
+	store idforge.Store
+	snow  *snowflake.Generator
+	set   Settings
+
+	// keys maps names to entries for keys seen in the store. It is copied
+	// on write (keys are added rarely, read on every call), so the read
+	// path is one atomic load and a plain map lookup.
+	keys atomic.Pointer[map[string]*entry]
+
+	// serials caches compiled serial templates by name, copied on write
+	// like keys.
+	serials atomic.Pointer[map[string]*serialEntry]
+
+	mu     sync.Mutex // serialises adding entries and Close
+	closed bool
+}
+
+// entry is a key resolved to its generator.
+type entry struct {
+	strategy idforge.Strategy
+	gen      idforge.BatchGenerator // keys of int64 IDs
+	str      timeid.Generator       // uuidv7 and ulid keys
+	alloc    *segment.Allocator     // segment keys only
+}
+
+// errStringKey is returned when int64 IDs are asked of a string key.
+func errStringKey(key string, s idforge.Strategy) error {
+	return fmt.Errorf("%w: key %q issues %s strings, not integers (use /v1/ids)", idforge.ErrWrongStrategy, key, s)
+}
+
+// New returns an Issuer over store. snow may be nil, in which case
+// snowflake keys answer with an error. The Issuer owns neither: the caller
+// closes store and snow after the Issuer.
+func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
+	if set.Logger == nil {
+		set.Logger = slog.Default()
+	}
+	if set.Segment.Logger == nil {
+		set.Segment.Logger = set.Logger
+	}
+	i := &Issuer{store: store, snow: snow, set: set}
+	keys := make(map[string]*entry, len(set.Sources))
+	for name, src := range set.Sources {
+		keys[name] = &entry{strategy: idforge.StrategySource, gen: batchOf(src)}
+	}
+	i.keys.Store(&keys)
+	i.serials.Store(&map[string]*serialEntry{})
+	return i
+}
+
+// lookup returns the entry of a key seen before.
+func (i *Issuer) lookup(key string) (*entry, bool) {
+	e, ok := (*i.keys.Load())[key]
+	return e, ok
+}
+
+// errNoSnowflake is returned for snowflake keys when the node has no
+// generator.
+var errNoSnowflake = fmt.Errorf("%w: this node runs no snowflake generator", idforge.ErrUnavailable)
+
+// resolve finds key's generator, looking the key up in the store the first
+// time it is seen, so keys created by another node or by hand work without
+// a restart.
+func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
+	if e, ok := i.lookup(key); ok {
+		return e, nil
+	}
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return nil, err
+	}
+	k, err := i.store.Key(ctx, key)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil, idforge.ErrClosed
+	}
+	if e, ok := i.lookup(key); ok {
+		return e, nil
+	}
+	e, err := i.newEntry(k)
+	if err != nil {
+		return nil, err
+	}
+	i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
+	return e, nil
+}
+
+// newEntry builds the generator of a key read from the store.
+func (i *Issuer) newEntry(k idforge.Key) (*entry, error) {
+	e := &entry{strategy: k.Strategy}
+	switch k.Strategy {
+	case idforge.StrategySegment:
+		e.alloc = segment.New(i.store, k.Name, i.set.Segment)
+		e.gen = e.alloc
+	case idforge.StrategySnowflake:
+		if i.snow == nil {
+			return nil, errNoSnowflake
+		}
+		e.gen = i.snow
+	case idforge.StrategyUUIDv7, idforge.StrategyULID:
+		kind, err := timeid.ParseKind(string(k.Strategy))
+		if err != nil {
+			return nil, err
+		}
+		if e.str, err = timeid.New(kind, timeid.Settings{Clock: i.set.Clock}); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("key %q has strategy %q, which this node does not know", k.Name, k.Strategy)
+	}
+	return e, nil
+}
+
+// setEntriesLocked publishes a changed copy of the key map. Called with mu
+// held.
+func (i *Issuer) setEntriesLocked(change func(map[string]*entry)) {
+	old := *i.keys.Load()
+	next := make(map[string]*entry, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	change(next)
+	i.keys.Store(&next)
+}
+
+// Refresh re-reads the key catalogue, so that changes made by other nodes
+// or by hand reach this node without a restart: new keys are set up, a
+// changed stored step becomes the segment allocator's minimum, and keys
+// removed from the store are dropped (their allocators closed).
+func (i *Issuer) Refresh(ctx context.Context) error {
+	keys, err := i.store.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return idforge.ErrClosed
+	}
+	inStore := make(map[string]idforge.Key, len(keys))
+	for _, k := range keys {
+		inStore[k.Name] = k
+	}
+	current := *i.keys.Load()
+	var removed []*entry
+	i.setEntriesLocked(func(m map[string]*entry) {
+		for name, e := range current {
+			if e.strategy == idforge.StrategySource {
+				continue // from the configuration, not the store
+			}
+			k, ok := inStore[name]
+			if !ok || k.Strategy != e.strategy {
+				delete(m, name)
+				removed = append(removed, e)
+				continue
+			}
+			if e.alloc != nil {
+				e.alloc.SetStoredStep(k.Step)
+			}
+		}
+		for name, k := range inStore {
+			if _, ok := current[name]; ok {
+				continue
+			}
+			if e, err := i.newEntry(k); err == nil {
+				m[name] = e
+			}
+		}
+	})
+	for _, e := range removed {
+		if e.alloc != nil {
+			i.set.Logger.Info("key removed from the store; dropping it", "key", e.alloc.Key())
+			e.alloc.Close()
+		}
+	}
+	return nil
+}
+
+// RefreshEvery calls Refresh every interval until ctx ends, logging
+// failures (the node keeps serving what it knows).
+func (i *Issuer) RefreshEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, interval)
+		err := i.Refresh(rctx)
+		cancel()
+		if err != nil && !errors.Is(err, idforge.ErrClosed) {
+			i.set.Logger.Warn("refreshing keys from the store failed", "err", err)
+		}
+	}
+}
+
+// Next returns one ID for key.
+func (i *Issuer) Next(ctx context.Context, key string) (int64, error) {
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if e.gen == nil {
+		return 0, errStringKey(key, e.strategy)
+	}
+	return i.one(ctx, key, e.strategy, e.gen)
+}
+
+// one draws one ID from gen, through the plugins when there are any.
+func (i *Issuer) one(ctx context.Context, key string, strategy idforge.Strategy, gen idforge.Generator) (int64, error) {
+	if i.set.Plugins.Empty() {
+		return gen.Next(ctx)
+	}
+	ids, err := i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: 1}, func() ([]int64, error) {
+		id, err := gen.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []int64{id}, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+// many draws n IDs, through the plugins when there are any.
+func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy, n int, draw func() ([]int64, error)) ([]int64, error) {
+	if i.set.Plugins.Empty() {
+		return draw()
+	}
+	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
+}
+
+// NextN returns n IDs for key (n ≥ 1), increasing for segment keys and
+// k-sorted for snowflake keys.
+func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if e.gen == nil {
+		return nil, errStringKey(key, e.strategy)
+	}
+	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return e.gen.NextN(ctx, n) })
+}
+
+// NextSegment returns one ID for a segment key; a key of another strategy
+// is an error wrapping idforge.ErrWrongStrategy.
+func (i *Issuer) NextSegment(ctx context.Context, key string) (int64, error) {
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	if e.strategy != idforge.StrategySegment {
+		return 0, fmt.Errorf("%w: key %q is a %s key, not a segment key", idforge.ErrWrongStrategy, key, e.strategy)
+	}
+	return i.one(ctx, key, e.strategy, e.gen)
+}
+
+// NextSnowflake returns one ID from the node's snowflake generator. key
+// only names the call for plugins (Leaf's snowflake endpoint takes any).
+func (i *Issuer) NextSnowflake(ctx context.Context, key string) (int64, error) {
+	if i.snow == nil {
+		return 0, errNoSnowflake
+	}
+	return i.one(ctx, key, idforge.StrategySnowflake, i.snow)
+}
+
+// Take issues n IDs for key without buffering anything: a segment key
+// claims exactly n values from the store. It suits one-shot processes such
+// as the CLI, which would otherwise throw the rest of a segment away.
+func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if e.gen == nil {
+		return nil, errStringKey(key, e.strategy)
+	}
+	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) {
+		if e.strategy != idforge.StrategySegment {
+			return e.gen.NextN(ctx, n)
+		}
+		seg, err := i.ClaimRange(ctx, key, int64(n))
+		if err != nil {
+			return nil, err
+		}
+		ids := make([]int64, 0, n)
+		for v := seg.Start; v < seg.End; v++ {
+			ids = append(ids, v)
+		}
+		return ids, nil
+	})
+}
+
+// ClaimRange claims n consecutive values of a segment key for the caller
+// alone, straight from the store, as Tinyid's clients fetch a segment to
+// hand out themselves. A key of another strategy is an error wrapping
+// idforge.ErrWrongStrategy.
+func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.Segment, error) {
+	if n < 1 {
+		return idforge.Segment{}, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	if e.strategy != idforge.StrategySegment {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q is a %s key, not a segment key", idforge.ErrWrongStrategy, key, e.strategy)
+	}
+	seg, err := i.store.ClaimSegment(ctx, key, n)
+	if err != nil {
+		return idforge.Segment{}, storeErr(err)
+	}
+	return seg, nil
+}
+
+// Defaults for segment keys created without a step or a start.
+const (
+	DefaultStep  = 1000
+	DefaultStart = 1
+)
+
+// CreateKey adds a key to the store; see idforge.Key.Validate for the rules.
+func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	if err := i.store.CreateKey(ctx, k); err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// EnsureKey creates k unless a key of that name exists. An existing key of
+// another strategy is an error wrapping idforge.ErrKeyExists; an existing
+// key of the same strategy is left as it is (its stored step and max_id
+// win over k's).
+func (i *Issuer) EnsureKey(ctx context.Context, k idforge.Key) error {
+	err := i.CreateKey(ctx, k)
+	if !errors.Is(err, idforge.ErrKeyExists) {
+		return err
+	}
+	have, err := i.store.Key(ctx, k.Name)
+	if err != nil {
+		return err
+	}
+	if have.Strategy != k.Strategy {
+		return fmt.Errorf("%w: key %q is declared as %s but the store holds it as %s", idforge.ErrKeyExists, k.Name, k.Strategy, have.Strategy)
+	}
+	return nil
+}
+
+// KeyState is a key with the live state of its generator on this node.
+type KeyState struct {
+	idforge.Key
+	// Segment is the allocator's state for a segment key this node has
+	// issued from; nil otherwise.
+	Segment *segment.Stats
+	// Format is the key's configured string form ("" = decimal).
+	Format string
+	// Plugins names the plugins run around the key's issues, in order.
+	Plugins []string
+}
+
+// storeErr marks a store failure that says nothing about the request as
+// idforge.ErrUnavailable, so transports answer "try later", not "bug".
+func storeErr(err error) error {
+	for _, e := range []error{idforge.ErrUnknownKey, idforge.ErrKeyExists, idforge.ErrInvalidKey, idforge.ErrInvalidArgument, idforge.ErrClosed, idforge.ErrUnavailable} {
+		if errors.Is(err, e) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: %w", idforge.ErrUnavailable, err)
+}
+
+// Keys lists every key in the store with this node's state for it.
+func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
+	keys, err := i.store.Keys(ctx)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	out := make([]KeyState, len(keys), len(keys)+len(i.set.Sources))
+	for n, k := range keys {
+		out[n] = i.state(k)
+	}
+	for name := range i.set.Sources {
+		out = append(out, KeyState{Key: idforge.Key{Name: name, Strategy: idforge.StrategySource}})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out, nil
+}
+
+// Key returns one key with this node's state for it, or an error wrapping
+// idforge.ErrUnknownKey.
+func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return KeyState{}, err
+	}
+	k, err := i.store.Key(ctx, name)
+	if err != nil {
+		return KeyState{}, storeErr(err)
+	}
+	return i.state(k), nil
+}
+
+// Active returns the keys this node has set up, with their live state,
+// without asking the store: cheap enough for every metrics scrape.
+func (i *Issuer) Active() []KeyState {
+	m := *i.keys.Load()
+	out := make([]KeyState, 0, len(m))
+	for name, e := range m {
+		st := KeyState{Key: idforge.Key{Name: name, Strategy: e.strategy}}
+		if e.alloc != nil {
+			stats := e.alloc.Stats()
+			st.Segment = &stats
+		}
+		out = append(out, st)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out
+}
+
+func (i *Issuer) state(k idforge.Key) KeyState {
+	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name)}
+	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
+		stats := e.alloc.Stats()
+		st.Segment = &stats
+	}
+	return st
+}
+
+// Snowflake returns the node's snowflake generator, nil when it has none.
+func (i *Issuer) Snowflake() *snowflake.Generator { return i.snow }
+
+// Ready reports whether the store answers.
+func (i *Issuer) Ready(ctx context.Context) error {
+	if err := i.store.Ping(ctx); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	return nil
+}
+
+// Readiness levels.
+const (
+	// Ready: the store answers.
+	Ready = "ready"
+	// Degraded: the store fails, but every segment key this node has
+	// issued from still has IDs buffered.
+	Degraded = "degraded"
+	// Unavailable: the store fails and some key has nothing buffered (or
+	// the node has issued from no segment key yet).
+	Unavailable = "unavailable"
+)
+
+// Readiness is what /readyz and the gRPC health service report.
+type Readiness struct {
+	// Status is Ready, Degraded or Unavailable.
+	Status string
+	// StoreErr is the store's answer to a ping, nil when it answered.
+	StoreErr error
+	// Keys holds the segment keys this node has issued from.
+	Keys []KeyState
+}
+
+// CanServe reports whether the status is Ready or Degraded.
+func (r Readiness) CanServe() bool { return r.Status != Unavailable }
+
+// Readiness pings the store and weighs the answer against the buffers.
+func (i *Issuer) Readiness(ctx context.Context) Readiness {
+	r := Readiness{Status: Ready, StoreErr: i.Ready(ctx)}
+	dry := false
+	for _, k := range i.Active() {
+		if k.Segment != nil {
+			r.Keys = append(r.Keys, k)
+			dry = dry || k.Segment.Buffered == 0
+		}
+	}
+	if r.StoreErr != nil {
+		r.Status = Degraded
+		if dry || len(r.Keys) == 0 {
+			r.Status = Unavailable
+		}
+	}
+	return r
+}
+
+// Close stops every allocator, each handing its unused range back to the
+// store when the store supports it and nobody claimed after it (see
+// segment.Allocator.Close). It does not close the store or the generator.
+func (i *Issuer) Close() error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.closed {
+		return nil
+	}
+	i.closed = true
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, e := range *i.keys.Load() {
+		if e.alloc == nil {
+			continue
+		}
+		wg.Go(func() {
+			if err := e.alloc.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

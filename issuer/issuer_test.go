@@ -1,0 +1,242 @@
+package issuer
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+func newIssuer(t *testing.T, withSnowflake bool) (*Issuer, *memstore.Store) {
+	t.Helper()
+	st := memstore.New()
+	var gen *snowflake.Generator
+	if withSnowflake {
+		var err error
+		gen, err = snowflake.New(snowflake.Settings{Worker: 1, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { gen.Close() })
+	}
+	iss := New(st, gen, Settings{Logger: quiet})
+	t.Cleanup(func() { iss.Close() })
+	return iss, st
+}
+
+func TestRoutesByStrategy(t *testing.T) {
+	iss, _ := newIssuer(t, true)
+	ctx := context.Background()
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 10, MaxID: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "msg", Strategy: idforge.StrategySnowflake}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := iss.Next(ctx, "order"); err != nil || id != 100 {
+		t.Fatalf("order = %d, %v; want 100", id, err)
+	}
+	id, err := iss.Next(ctx, "msg")
+	if err != nil || id < 1<<40 {
+		t.Fatalf("msg = %d, %v; want a snowflake", id, err)
+	}
+	if _, err := iss.NextSegment(ctx, "msg"); !errors.Is(err, idforge.ErrWrongStrategy) {
+		t.Fatalf("NextSegment on a snowflake key: %v", err)
+	}
+	if _, err := iss.Next(ctx, "nope"); !errors.Is(err, idforge.ErrUnknownKey) {
+		t.Fatalf("unknown key: %v", err)
+	}
+	if _, err := iss.Next(ctx, "bad key"); !errors.Is(err, idforge.ErrInvalidKey) {
+		t.Fatalf("bad key: %v", err)
+	}
+	if _, err := iss.NextN(ctx, "order", 0); !errors.Is(err, idforge.ErrInvalidCount) {
+		t.Fatalf("NextN 0: %v", err)
+	}
+}
+
+func TestKeyAddedBehindItsBackIsPickedUp(t *testing.T) {
+	iss, st := newIssuer(t, false)
+	ctx := context.Background()
+	if _, err := iss.Next(ctx, "late"); !errors.Is(err, idforge.ErrUnknownKey) {
+		t.Fatalf("before: %v", err)
+	}
+	// Another node, or an operator with SQL, adds the key.
+	if err := st.CreateKey(ctx, idforge.Key{Name: "late", Strategy: idforge.StrategySegment, Step: 5, MaxID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := iss.Next(ctx, "late"); err != nil || id != 1 {
+		t.Fatalf("after: %d, %v", id, err)
+	}
+}
+
+func TestTakeClaimsExactly(t *testing.T) {
+	iss, st := newIssuer(t, false)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	ids, err := iss.Take(ctx, "k", 3)
+	if err != nil || len(ids) != 3 || ids[0] != 1 || ids[2] != 3 {
+		t.Fatalf("Take = %v, %v", ids, err)
+	}
+	k, _ := st.Key(ctx, "k")
+	if k.MaxID != 4 {
+		t.Fatalf("max_id after Take(3) = %d, want 4: nothing wasted", k.MaxID)
+	}
+}
+
+func TestEnsureKey(t *testing.T) {
+	iss, _ := newIssuer(t, true)
+	ctx := context.Background()
+	seg := idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1}
+	for range 2 {
+		if err := iss.EnsureKey(ctx, seg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := iss.EnsureKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake})
+	if !errors.Is(err, idforge.ErrKeyExists) {
+		t.Fatalf("conflicting strategy: %v", err)
+	}
+}
+
+func TestCreateKeyValidation(t *testing.T) {
+	iss, _ := newIssuer(t, false)
+	ctx := context.Background()
+	for name, k := range map[string]idforge.Key{
+		"step 0":           {Name: "a", Strategy: idforge.StrategySegment, Step: 0, MaxID: 1},
+		"start 0":          {Name: "a", Strategy: idforge.StrategySegment, Step: 1, MaxID: 0},
+		"snowflake + step": {Name: "a", Strategy: idforge.StrategySnowflake, Step: 1},
+		"unknown strategy": {Name: "a", Strategy: "uuid"},
+		"bad name":         {Name: "a/b", Strategy: idforge.StrategySegment, Step: 1, MaxID: 1},
+	} {
+		err := iss.CreateKey(ctx, k)
+		if !errors.Is(err, idforge.ErrInvalidArgument) && !errors.Is(err, idforge.ErrInvalidKey) {
+			t.Errorf("%s: %v, want a validation error", name, err)
+		}
+	}
+}
+
+func TestNoSnowflakeGenerator(t *testing.T) {
+	iss, _ := newIssuer(t, false)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "msg", Strategy: idforge.StrategySnowflake})
+	if _, err := iss.Next(ctx, "msg"); !errors.Is(err, idforge.ErrUnavailable) {
+		t.Fatalf("snowflake key without a generator: %v", err)
+	}
+	if _, err := iss.NextSnowflake(ctx, "msg"); !errors.Is(err, idforge.ErrUnavailable) {
+		t.Fatalf("NextSnowflake without a generator: %v", err)
+	}
+}
+
+// Many goroutines resolving the same new key at once share one allocator:
+// two allocators for one key on one node would still be correct (claims
+// never overlap) but would waste segments and break per-node order.
+func TestConcurrentFirstUse(t *testing.T) {
+	iss, st := newIssuer(t, false)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() { iss.Next(ctx, "k") })
+	}
+	wg.Wait()
+	if n := st.Claims(); n > 2 {
+		t.Fatalf("%d claims for 32 IDs, want one allocator (1 claim + at most 1 prefetch)", n)
+	}
+}
+
+func TestKeysShowsState(t *testing.T) {
+	iss, _ := newIssuer(t, false)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "b", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
+	iss.CreateKey(ctx, idforge.Key{Name: "a", Strategy: idforge.StrategySnowflake})
+	iss.Next(ctx, "b")
+	keys, err := iss.Keys(ctx)
+	if err != nil || len(keys) != 2 || keys[0].Name != "a" || keys[1].Segment == nil || keys[1].Segment.Next != 2 {
+		t.Fatalf("Keys = %+v, %v", keys, err)
+	}
+	if keys[0].Segment != nil {
+		t.Fatalf("snowflake key has segment state")
+	}
+}
+
+func TestClose(t *testing.T) {
+	iss, _ := newIssuer(t, false)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
+	iss.Next(ctx, "k")
+	iss.Close()
+	if _, err := iss.Next(ctx, "k"); !errors.Is(err, idforge.ErrClosed) {
+		t.Fatalf("after Close: %v", err)
+	}
+}
+
+func TestRefresh(t *testing.T) {
+	iss, st := newIssuer(t, true)
+	ctx := context.Background()
+	iss.CreateKey(ctx, idforge.Key{Name: "gone", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
+	if _, err := iss.Next(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	// Behind the node's back: a key is added, another disappears (the
+	// store is rebuilt without it).
+	st.CreateKey(ctx, idforge.Key{Name: "new", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
+	st.CreateKey(ctx, idforge.Key{Name: "evt", Strategy: idforge.StrategySnowflake})
+	st.Delete("gone")
+	if err := iss.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, k := range iss.Active() {
+		names = append(names, k.Name)
+	}
+	if got := strings.Join(names, ","); got != "evt,new" {
+		t.Fatalf("active keys after refresh = %s, want evt,new", got)
+	}
+	if _, err := iss.Next(ctx, "gone"); !errors.Is(err, idforge.ErrUnknownKey) {
+		t.Fatalf("removed key: %v", err)
+	}
+}
+
+func TestPlugins(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	closed := false
+	gate := &plugin.Func{PluginName: "gate", PluginOrder: 1, BeforeFunc: func(ctx context.Context, c plugin.Call) error {
+		if closed {
+			return errors.New("orders are closed")
+		}
+		return nil
+	}}
+	double := &plugin.Func{PluginName: "double", PluginOrder: 2, AfterFunc: func(ctx context.Context, c plugin.Call, ids []int64) ([]int64, error) {
+		out := make([]int64, len(ids))
+		for i, v := range ids {
+			out[i] = 2 * v
+		}
+		return out, nil
+	}}
+	iss := New(st, nil, Settings{Logger: quiet, Plugins: plugin.NewChain(nil, double, gate)})
+	defer iss.Close()
+	if id, err := iss.Next(ctx, "order"); err != nil || id != 2 {
+		t.Fatalf("Next = %d, %v; want 1 doubled", id, err)
+	}
+	closed = true
+	if _, err := iss.NextN(ctx, "order", 5); !errors.Is(err, plugin.ErrRejected) || !strings.Contains(err.Error(), "orders are closed") {
+		t.Fatalf("rejected call: %v", err)
+	}
+	closed = false
+	// Nothing was consumed by the rejected call: the next ID is 2 (doubled).
+	if ids, err := iss.NextN(ctx, "order", 2); err != nil || ids[0] != 4 || ids[1] != 6 {
+		t.Fatalf("after the rejection: %v, %v", ids, err)
+	}
+}

@@ -1,0 +1,187 @@
+package issuer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/serial"
+)
+
+// serialEntry is a compiled serial definition.
+type serialEntry struct {
+	def  idforge.Serial
+	tmpl *serial.Template
+}
+
+// MaxSerialCount is the most serials one call may ask for.
+const MaxSerialCount = 10_000
+
+// resolveTimeout bounds the store lookups a template makes at parse time.
+const resolveTimeout = 5 * time.Second
+
+// Compile parses a serial definition against this node's sources,
+// counters and keys, without storing it: `idforge serial check`, and the
+// validation before CreateSerial. Errors wrap idforge.ErrInvalidArgument
+// (a *serial.SyntaxError names the column) or idforge.ErrUnknownKey.
+func (i *Issuer) Compile(def idforge.Serial) (*serial.Template, error) {
+	loc := time.UTC
+	if def.TimeZone != "" {
+		var err error
+		if loc, err = time.LoadLocation(def.TimeZone); err != nil {
+			return nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
+		}
+	}
+	return serial.Parse(def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serial.ResolverFunc(i.resolveSource)})
+}
+
+// resolveSource finds what a template's @{seq:NAME} draws from: a
+// configured counter or source, or a key (segment or snowflake).
+func (i *Issuer) resolveSource(name string) (any, error) {
+	if c, ok := i.set.Counters[name]; ok {
+		return c, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	e, err := i.resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return e.gen, nil
+}
+
+// serialDef finds a definition: configuration first, then the store.
+func (i *Issuer) serialDef(ctx context.Context, name string) (idforge.Serial, error) {
+	for _, d := range i.set.Serials {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	ss, ok := i.store.(idforge.SerialStore)
+	if !ok {
+		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
+	}
+	d, err := ss.Serial(ctx, name)
+	if err != nil {
+		return idforge.Serial{}, storeErr(err)
+	}
+	return d, nil
+}
+
+// template returns the compiled template of a serial, compiling it the
+// first time it is asked for.
+func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, error) {
+	if e, ok := (*i.serials.Load())[name]; ok {
+		return e.tmpl, nil
+	}
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return nil, err
+	}
+	def, err := i.serialDef(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := i.Compile(def)
+	if err != nil {
+		return nil, fmt.Errorf("serial %q: %w", name, err)
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	old := *i.serials.Load()
+	next := make(map[string]*serialEntry, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[name] = &serialEntry{def: def, tmpl: tmpl}
+	i.serials.Store(&next)
+	return tmpl, nil
+}
+
+// NextSerial renders n serials of the named definition with the request's
+// parameters.
+func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	if n < 1 || n > MaxSerialCount {
+		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, MaxSerialCount)
+	}
+	tmpl, err := i.template(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if n == 1 {
+		s, err := tmpl.Next(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		return []string{s}, nil
+	}
+	return tmpl.NextN(ctx, n, params)
+}
+
+// CreateSerial checks that a definition compiles on this node and stores
+// it, so that every node sharing the store serves it. A name taken in the
+// configuration or the store is an error wrapping idforge.ErrKeyExists; a
+// store that keeps no serials, one wrapping idforge.ErrInvalidArgument.
+func (i *Issuer) CreateSerial(ctx context.Context, def idforge.Serial) error {
+	if err := def.Validate(); err != nil {
+		return err
+	}
+	for _, d := range i.set.Serials {
+		if d.Name == def.Name {
+			return fmt.Errorf("%w: serial %q is defined in the configuration", idforge.ErrKeyExists, def.Name)
+		}
+	}
+	ss, ok := i.store.(idforge.SerialStore)
+	if !ok {
+		return fmt.Errorf("%w: this store keeps no serial definitions; declare serials in the configuration", idforge.ErrInvalidArgument)
+	}
+	if _, err := i.Compile(def); err != nil {
+		return err
+	}
+	if err := ss.CreateSerial(ctx, def); err != nil {
+		return storeErr(err)
+	}
+	return nil
+}
+
+// Serials lists the serial definitions: the configuration's, then the
+// store's, sorted by name.
+func (i *Issuer) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	out := append([]idforge.Serial(nil), i.set.Serials...)
+	if ss, ok := i.store.(idforge.SerialStore); ok {
+		stored, err := ss.Serials(ctx)
+		if err != nil && !errors.Is(err, idforge.ErrInvalidArgument) {
+			return nil, storeErr(err)
+		}
+		out = append(out, stored...)
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Name < out[b].Name })
+	return out, nil
+}
+
+// batchOf makes a plain generator answer NextN too.
+func batchOf(g idforge.Generator) idforge.BatchGenerator {
+	if b, ok := g.(idforge.BatchGenerator); ok {
+		return b
+	}
+	return batch{g}
+}
+
+type batch struct{ idforge.Generator }
+
+func (b batch) NextN(ctx context.Context, n int) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	ids := make([]int64, n)
+	for k := range ids {
+		id, err := b.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids[k] = id
+	}
+	return ids, nil
+}

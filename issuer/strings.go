@@ -1,0 +1,136 @@
+package issuer
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/obfuscate"
+)
+
+// formatFor returns the format IDs of key are shown in: spec when given
+// (a request's ?format=), else the key's configured format, else decimal.
+// A spec given per request may not permute (the key is configuration);
+// it may change the text form of a key whose format permutes, keeping
+// the permutation.
+func (i *Issuer) formatFor(key, spec string) (obfuscate.Format, error) {
+	configured, ok := i.set.Formats[key]
+	if spec == "" {
+		return configured, nil
+	}
+	f, err := obfuscate.ParseFormat(spec)
+	if err != nil {
+		return obfuscate.Format{}, err
+	}
+	if f.Bits() > 0 {
+		return obfuscate.Format{}, fmt.Errorf("%w: format %q: a permutation is configured per key, not asked for per request", idforge.ErrInvalidArgument, spec)
+	}
+	if ok && configured.Permute != nil {
+		// The same text form behind the key's permutation.
+		if f, err = obfuscate.ParseFormat(fmt.Sprintf("feistel:bits=%d+%s", configured.Bits(), spec)); err != nil {
+			return obfuscate.Format{}, err
+		}
+		f.Permute = configured.Permute
+		if err := f.Validate(); err != nil {
+			return obfuscate.Format{}, err
+		}
+	}
+	return f, nil
+}
+
+// NextStrings issues n IDs of key as strings: uuidv7 and ulid keys as
+// they come, integer keys in the key's format (or spec, a request's
+// ?format=; see obfuscate.ParseFormat), decimal by default.
+func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string) ([]string, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if e.str != nil {
+		if spec != "" {
+			return nil, fmt.Errorf("%w: key %q issues %s strings; it has no other format", idforge.ErrInvalidArgument, key, e.strategy)
+		}
+		if n == 1 {
+			s, err := e.str.Next(ctx)
+			return []string{s}, err
+		}
+		return e.str.NextN(ctx, n)
+	}
+	f, err := i.formatFor(key, spec)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	if n == 1 {
+		var id int64
+		id, err = i.one(ctx, key, e.strategy, e.gen)
+		ids = []int64{id}
+	} else {
+		ids, err = i.NextN(ctx, key, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ids))
+	for k, id := range ids {
+		if out[k], err = f.Encode(id); err != nil {
+			return nil, fmt.Errorf("key %q: ID %d does not fit its format %s: %w", key, id, f, err)
+		}
+	}
+	return out, nil
+}
+
+// TakeStrings is Take (nothing buffered: a segment key claims exactly n)
+// with the results as NextStrings gives them, for one-shot processes.
+func (i *Issuer) TakeStrings(ctx context.Context, key string, n int) ([]string, error) {
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if e.str != nil {
+		return i.NextStrings(ctx, key, n, "")
+	}
+	ids, err := i.Take(ctx, key, n)
+	if err != nil {
+		return nil, err
+	}
+	f, err := i.formatFor(key, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(ids))
+	for k, id := range ids {
+		if out[k], err = f.Encode(id); err != nil {
+			return nil, fmt.Errorf("key %q: ID %d does not fit its format %s: %w", key, id, f, err)
+		}
+	}
+	return out, nil
+}
+
+// Decode turns a string ID of key back into its integer, with the key's
+// format (or spec). It checks the form, not that the ID was ever issued.
+func (i *Issuer) Decode(key, s, spec string) (int64, error) {
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return 0, err
+	}
+	f, err := i.formatFor(key, spec)
+	if err != nil {
+		return 0, err
+	}
+	id, err := f.Decode(s)
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// Format returns the configured format of key, as a spec ("" = decimal).
+func (i *Issuer) Format(key string) string {
+	if f, ok := i.set.Formats[key]; ok {
+		return f.String()
+	}
+	return ""
+}

@@ -1,0 +1,98 @@
+package issuer
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/store/memstore"
+	"github.com/idforge/idforge/timeid"
+)
+
+func TestStringsAndFormats(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	st.CreateKey(ctx, idforge.Key{Name: "plain", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	f, err := obfuscate.ParseFormat("feistel:bits=40+base62:min=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err = f.WithKey([]byte("0123456789abcdef-order")); err != nil {
+		t.Fatal(err)
+	}
+	iss := New(st, nil, Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"order": f}})
+	defer iss.Close()
+
+	// A permuted, base62 key: short strings that decode back, in no
+	// visible order.
+	got, err := iss.NextStrings(ctx, "order", 3, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range got {
+		if len(s) < 7 {
+			t.Fatalf("%q shorter than the format's minimum", s)
+		}
+		id, err := iss.Decode("order", s, "")
+		if err != nil || id != int64(k+1) {
+			t.Fatalf("Decode(%q) = %d, %v; want %d", s, id, err, k+1)
+		}
+	}
+	// Another text form per request keeps the key's permutation.
+	hex, err := iss.NextStrings(ctx, "order", 1, "hex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, err := iss.Decode("order", hex[0], "hex"); err != nil || id != 4 {
+		t.Fatalf("hex round trip: %d, %v", id, err)
+	}
+	// A plain key is decimal unless asked otherwise.
+	if got, err := iss.NextStrings(ctx, "plain", 2, ""); err != nil || got[0] != "1" || got[1] != "2" {
+		t.Fatalf("plain = %v, %v", got, err)
+	}
+	if got, err := iss.NextStrings(ctx, "plain", 1, "base62"); err != nil || got[0] != "3" {
+		t.Fatalf("plain base62 = %v, %v", got, err)
+	}
+	// A request cannot ask for a permutation: the key is configuration.
+	if _, err := iss.NextStrings(ctx, "plain", 1, "feistel:bits=40"); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("per-request permutation: %v", err)
+	}
+	if _, err := iss.NextStrings(ctx, "plain", 1, "base64"); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("unknown format: %v", err)
+	}
+	if _, err := iss.Decode("plain", "12x", ""); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("bad decimal: %v", err)
+	}
+}
+
+func TestTimeOrderedStrategies(t *testing.T) {
+	ctx := context.Background()
+	iss := New(memstore.New(), nil, Settings{Logger: quiet})
+	defer iss.Close()
+	for _, s := range []idforge.Strategy{idforge.StrategyUUIDv7, idforge.StrategyULID} {
+		if err := iss.CreateKey(ctx, idforge.Key{Name: string(s), Strategy: s}); err != nil {
+			t.Fatal(err)
+		}
+		ids, err := iss.NextStrings(ctx, string(s), 50, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 1; k < len(ids); k++ {
+			if ids[k] <= ids[k-1] {
+				t.Fatalf("%s: %q after %q", s, ids[k], ids[k-1])
+			}
+		}
+		if _, err := timeid.Time(ids[0]); err != nil {
+			t.Fatalf("%s: %q has no time: %v", s, ids[0], err)
+		}
+		if _, err := iss.Next(ctx, string(s)); !errors.Is(err, idforge.ErrWrongStrategy) {
+			t.Fatalf("%s: an integer from a string key: %v", s, err)
+		}
+		if _, err := iss.NextStrings(ctx, string(s), 1, "base62"); !errors.Is(err, idforge.ErrInvalidArgument) {
+			t.Fatalf("%s: a format for a string key: %v", s, err)
+		}
+	}
+}

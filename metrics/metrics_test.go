@@ -1,0 +1,69 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+func TestScrape(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	st.CreateKey(ctx, idforge.Key{Name: "msg", Strategy: idforge.StrategySnowflake})
+	gen, err := snowflake.New(snowflake.Settings{Worker: 9, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	m := New()
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}})
+	defer iss.Close()
+	m.Observe(iss)
+
+	for range 42 {
+		if _, err := iss.Next(ctx, "order"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		iss.Next(ctx, "msg")
+	}
+	m.OnClaim("order", time.Millisecond, errors.New("down"))
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{
+		`idforge_ids_issued_total{key="order"} 42`,
+		`idforge_segment_waits_total{key="order"} 1`,
+		`idforge_segment_step{key="order"} `,
+		`idforge_segment_buffered_ids{key="order"}`,
+		`idforge_segment_buffered_seconds{key="order"}`,
+		`idforge_segment_claim_duration_seconds_count{key="order"}`,
+		`idforge_store_errors_total{key="order"} 1`,
+		`idforge_snowflake_ids_issued_total 5`,
+		`idforge_snowflake_info{datacenter="0",layout="twitter",worker="9"} 1`,
+		`idforge_snowflake_layout_expiry_timestamp_seconds 3.`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(body)
+	}
+}
