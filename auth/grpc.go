@@ -1,0 +1,172 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// Keyed is implemented by request messages that name a key; generated
+// protobuf types with a key field have this method.
+type Keyed interface {
+	GetKey() string
+}
+
+// GRPCOption configures UnaryInterceptor and StreamInterceptor.
+type GRPCOption func(*grpcOptions)
+
+type grpcOptions struct {
+	level func(fullMethod string) Level
+}
+
+// WithMethodLevel replaces DefaultMethodLevel: level says what each
+// method (its full name, "/package.Service/Method") needs. The key of
+// Issue and Admin methods is read from the request message (Keyed).
+func WithMethodLevel(level func(fullMethod string) Level) GRPCOption {
+	return func(o *grpcOptions) { o.level = level }
+}
+
+func newGRPCOptions(opts []GRPCOption) grpcOptions {
+	o := grpcOptions{level: DefaultMethodLevel}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+// DefaultMethodLevel classifies gRPC methods by name:
+//
+//	Open   the health service (/grpc.health.v1.Health/…) and server reflection
+//	Issue  methods named Next…, Take… or Stream… (idforge.v1.IDForge: Next, NextBatch, Stream)
+//	Admin  methods named Create…, Delete…, Update… or Set… (CreateKey)
+//	Read   everything else (Explain, Make, GetKey, ListKeys)
+func DefaultMethodLevel(fullMethod string) Level {
+	if strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
+		strings.HasPrefix(fullMethod, "/grpc.reflection.") {
+		return Open
+	}
+	method := fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
+	for _, p := range []string{"Next", "Take", "Stream"} {
+		if strings.HasPrefix(method, p) {
+			return Issue
+		}
+	}
+	for _, p := range []string{"Create", "Delete", "Update", "Set"} {
+		if strings.HasPrefix(method, p) {
+			return Admin
+		}
+	}
+	return Read
+}
+
+// UnaryInterceptor returns the gRPC unary interceptor that checks the
+// token in the "authorization: Bearer <token>" metadata. A refused call
+// ends with Unauthenticated, PermissionDenied or ResourceExhausted (with
+// a retry-after header, in seconds); an allowed one's context carries its
+// Caller.
+func (a *Authenticator) UnaryInterceptor(opts ...GRPCOption) grpc.UnaryServerInterceptor {
+	o := newGRPCOptions(opts)
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		level := o.level(info.FullMethod)
+		if level == Open {
+			return handler(ctx, req)
+		}
+		acc := Access{Level: level}
+		if k, ok := req.(Keyed); ok {
+			acc.Key = k.GetKey()
+		}
+		caller, err := a.Authorize(bearerFromMetadata(ctx), acc)
+		if err != nil {
+			return nil, grpcError(ctx, err)
+		}
+		return handler(withCaller(ctx, caller), req)
+	}
+}
+
+// StreamInterceptor returns the gRPC stream interceptor. The token, the
+// role and the rate are checked when the stream starts (a stream counts
+// as one request); the key of every message the server receives is
+// checked as it arrives, ending the stream with PermissionDenied when the
+// token is not allowed it.
+func (a *Authenticator) StreamInterceptor(opts ...GRPCOption) grpc.StreamServerInterceptor {
+	o := newGRPCOptions(opts)
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		level := o.level(info.FullMethod)
+		if level == Open {
+			return handler(srv, ss)
+		}
+		ctx := ss.Context()
+		e, err := a.authenticate(bearerFromMetadata(ctx))
+		if err == nil {
+			err = e.permitLevel(level)
+		}
+		if err == nil {
+			err = a.allow(e)
+		}
+		if err != nil {
+			return grpcError(ctx, err)
+		}
+		return handler(srv, &guardedStream{ServerStream: ss, ctx: withCaller(ctx, e.caller), e: e, level: level})
+	}
+}
+
+// guardedStream checks the key of every received message.
+type guardedStream struct {
+	grpc.ServerStream
+	ctx   context.Context
+	e     *entry
+	level Level
+}
+
+func (s *guardedStream) Context() context.Context { return s.ctx }
+
+func (s *guardedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	acc := Access{Level: s.level}
+	if k, ok := m.(Keyed); ok {
+		acc.Key = k.GetKey()
+	} else if s.e.keys == nil {
+		return nil // a message without a key; nothing to check for an unrestricted token
+	}
+	if err := s.e.permitKey(acc); err != nil {
+		return grpcError(s.ctx, err)
+	}
+	return nil
+}
+
+// bearerFromMetadata returns the token of the first "authorization:
+// Bearer <token>" metadata value, or "".
+func bearerFromMetadata(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		scheme, tok, ok := strings.Cut(strings.TrimSpace(v), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
+			return strings.TrimSpace(tok)
+		}
+	}
+	return ""
+}
+
+// grpcError turns an Authorize error into a gRPC status.
+func grpcError(ctx context.Context, err error) error {
+	var rl *RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		// Best effort: the header tells clients when to come back.
+		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10)))
+		return status.Error(codes.ResourceExhausted, err.Error())
+	case errors.Is(err, ErrForbidden):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}

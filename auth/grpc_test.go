@@ -1,0 +1,258 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/test/bufconn"
+)
+
+// The test service speaks JSON (a codec registered for the content
+// subtype "json"), so it needs no generated code. Its request has a key,
+// like idforge.v1's.
+
+type keyRequest struct {
+	Key string `json:"key"`
+}
+
+func (r *keyRequest) GetKey() string { return r.Key }
+
+type callerReply struct {
+	Caller string `json:"caller"`
+}
+
+type jsonCodec struct{}
+
+func (jsonCodec) Marshal(v any) ([]byte, error)      { return json.Marshal(v) }
+func (jsonCodec) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+func (jsonCodec) Name() string                       { return "json" }
+
+func init() { encoding.RegisterCodec(jsonCodec{}) }
+
+const testService = "idforge.test.IDs"
+
+// unary returns the handler of a unary method that answers with the
+// caller's name.
+func unary(name string) grpc.MethodDesc {
+	return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+		in := new(keyRequest)
+		if err := dec(in); err != nil {
+			return nil, err
+		}
+		h := func(ctx context.Context, req any) (any, error) {
+			c, _ := CallerFrom(ctx)
+			return &callerReply{Caller: c.Name}, nil
+		}
+		if ic == nil {
+			return h(ctx, in)
+		}
+		return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: "/" + testService + "/" + name}, h)
+	}}
+}
+
+var testServiceDesc = grpc.ServiceDesc{
+	ServiceName: testService,
+	HandlerType: (*any)(nil),
+	Methods:     []grpc.MethodDesc{unary("Next"), unary("CreateKey"), unary("ListKeys")},
+	Streams: []grpc.StreamDesc{{StreamName: "Stream", ServerStreams: true, Handler: func(srv any, ss grpc.ServerStream) error {
+		in := new(keyRequest)
+		if err := ss.RecvMsg(in); err != nil {
+			return err
+		}
+		c, _ := CallerFrom(ss.Context())
+		for range 2 {
+			if err := ss.SendMsg(&callerReply{Caller: c.Name}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}},
+}
+
+func newGRPC(t *testing.T, a *Authenticator) *grpc.ClientConn {
+	t.Helper()
+	lis := bufconn.Listen(1 << 20)
+	srv := grpc.NewServer(grpc.UnaryInterceptor(a.UnaryInterceptor()), grpc.StreamInterceptor(a.StreamInterceptor()))
+	srv.RegisterService(&testServiceDesc, struct{}{})
+	healthpb.RegisterHealthServer(srv, health.NewServer())
+	go srv.Serve(lis)
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func withToken(ctx context.Context, tok string) context.Context {
+	if tok == "" {
+		return ctx
+	}
+	return metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+tok)
+}
+
+func callUnary(ctx context.Context, conn *grpc.ClientConn, method, tok, key string, opts ...grpc.CallOption) (string, error) {
+	var out callerReply
+	err := conn.Invoke(withToken(ctx, tok), "/"+testService+"/"+method, &keyRequest{Key: key}, &out,
+		append(opts, grpc.CallContentSubtype("json"))...)
+	return out.Caller, err
+}
+
+func callStream(ctx context.Context, conn *grpc.ClientConn, tok, key string) (string, error) {
+	cs, err := conn.NewStream(withToken(ctx, tok), &grpc.StreamDesc{ServerStreams: true}, "/"+testService+"/Stream", grpc.CallContentSubtype("json"))
+	if err != nil {
+		return "", err
+	}
+	if err := cs.SendMsg(&keyRequest{Key: key}); err != nil {
+		return "", err
+	}
+	if err := cs.CloseSend(); err != nil {
+		return "", err
+	}
+	var out callerReply
+	if err := cs.RecvMsg(&out); err != nil {
+		return "", err
+	}
+	return out.Caller, nil
+}
+
+func TestGRPC(t *testing.T) {
+	a, clk := newTestAuth(t)
+	conn := newGRPC(t, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	tests := []struct {
+		name, method, token, key string
+		code                     codes.Code
+		caller                   string
+	}{
+		{"no token", "Next", "", "order", codes.Unauthenticated, ""},
+		{"wrong token", "Next", unknownTok, "order", codes.Unauthenticated, ""},
+		{"issue", "Next", issueTok, "order", codes.OK, "issue"},
+		{"key token, its key", "Next", orderTok, "order", codes.OK, "order"},
+		{"key token, other key", "Next", orderTok, "msg", codes.PermissionDenied, ""},
+		{"issue token on admin call", "CreateKey", issueTok, "new", codes.PermissionDenied, ""},
+		{"admin call", "CreateKey", adminTok, "new", codes.OK, "admin"},
+		{"read", "ListKeys", orderTok, "", codes.OK, "order"},
+		{"read without token", "ListKeys", "", "", codes.Unauthenticated, ""},
+		{"stream, no token", "Stream", "", "order", codes.Unauthenticated, ""},
+		{"stream, its key", "Stream", orderTok, "order", codes.OK, "order"},
+		{"stream, other key", "Stream", orderTok, "msg", codes.PermissionDenied, ""},
+		{"stream, admin", "Stream", adminTok, "msg", codes.OK, "admin"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var (
+				caller string
+				err    error
+			)
+			if tc.method == "Stream" {
+				caller, err = callStream(ctx, conn, tc.token, tc.key)
+			} else {
+				caller, err = callUnary(ctx, conn, tc.method, tc.token, tc.key)
+			}
+			if got := status.Code(err); got != tc.code {
+				t.Fatalf("code %v (%v), want %v", got, err, tc.code)
+			}
+			if caller != tc.caller {
+				t.Errorf("caller %q, want %q", caller, tc.caller)
+			}
+		})
+	}
+
+	t.Run("health is open", func(t *testing.T) {
+		resp, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil || resp.Status != healthpb.HealthCheckResponse_SERVING {
+			t.Fatalf("health check: %v, %v", resp, err)
+		}
+	})
+
+	t.Run("rate limit", func(t *testing.T) {
+		for range 2 {
+			if _, err := callUnary(ctx, conn, "Next", limitedTok, "order"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var hdr metadata.MD
+		_, err := callUnary(ctx, conn, "Next", limitedTok, "order", grpc.Header(&hdr))
+		if status.Code(err) != codes.ResourceExhausted {
+			t.Fatalf("over the rate: %v, want ResourceExhausted", err)
+		}
+		if got := hdr.Get("retry-after"); len(got) != 1 || got[0] != "1" {
+			t.Errorf("retry-after header %q, want 1", got)
+		}
+		if _, err := callStream(ctx, conn, limitedTok, "order"); status.Code(err) != codes.ResourceExhausted {
+			t.Fatalf("stream over the rate: %v, want ResourceExhausted", err)
+		}
+		clk.advance(time.Second)
+		if _, err := callUnary(ctx, conn, "Next", limitedTok, "order"); err != nil {
+			t.Fatalf("after a second: %v", err)
+		}
+	})
+}
+
+func TestWithMethodLevel(t *testing.T) {
+	a, _ := newTestAuth(t)
+	lis := bufconn.Listen(1 << 20)
+	allAdmin := WithMethodLevel(func(string) Level { return Admin })
+	srv := grpc.NewServer(grpc.UnaryInterceptor(a.UnaryInterceptor(allAdmin)), grpc.StreamInterceptor(a.StreamInterceptor(allAdmin)))
+	srv.RegisterService(&testServiceDesc, struct{}{})
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := callUnary(ctx, conn, "Next", issueTok, "order"); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Next with an issue token: %v, want PermissionDenied", err)
+	}
+	if _, err := callStream(ctx, conn, issueTok, "order"); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("Stream with an issue token: %v, want PermissionDenied", err)
+	}
+	if c, err := callUnary(ctx, conn, "Next", adminTok, "order"); err != nil || c != "admin" {
+		t.Errorf("Next with the admin token: %q, %v", c, err)
+	}
+}
+
+func TestDefaultMethodLevel(t *testing.T) {
+	for method, want := range map[string]Level{
+		"/grpc.health.v1.Health/Check":                                   Open,
+		"/grpc.health.v1.Health/Watch":                                   Open,
+		"/grpc.reflection.v1.ServerReflection/ServerReflectionInfo":      Open,
+		"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo": Open,
+		"/idforge.v1.IDForge/Next":                                       Issue,
+		"/idforge.v1.IDForge/NextBatch":                                  Issue,
+		"/idforge.v1.IDForge/Stream":                                     Issue,
+		"/idforge.v1.IDForge/NextSerial":                                 Issue,
+		"/idforge.v1.IDForge/CreateKey":                                  Admin,
+		"/idforge.v1.IDForge/DeleteKey":                                  Admin,
+		"/idforge.v1.IDForge/Explain":                                    Read,
+		"/idforge.v1.IDForge/Make":                                       Read,
+		"/idforge.v1.IDForge/GetKey":                                     Read,
+		"/idforge.v1.IDForge/ListKeys":                                   Read,
+	} {
+		if got := DefaultMethodLevel(method); got != want {
+			t.Errorf("DefaultMethodLevel(%s) = %v, want %v", method, got, want)
+		}
+	}
+}

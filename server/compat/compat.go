@@ -1,0 +1,152 @@
+package compat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/server/httpapi"
+)
+
+// MaxBatch is the most IDs one Tinyid nextId call returns; it matches
+// server/httpapi's MaxCount and Tinyid's default batch.size.max.
+const MaxBatch = 10_000
+
+// maxFormBytes bounds a url-encoded request body.
+const maxFormBytes = 64 << 10
+
+// Options configure the handler. The zero value of every field means the
+// default.
+type Options struct {
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// RequestTimeout bounds how long a request may wait for the store.
+	// Default 5 s.
+	RequestTimeout time.Duration
+	// Location is the time zone of Vesta's transtime answer, as a Java
+	// server's default zone would be. Default time.Local.
+	Location *time.Location
+}
+
+type handler struct {
+	iss     *issuer.Issuer
+	log     *slog.Logger
+	timeout time.Duration
+	loc     *time.Location
+}
+
+// Paths returns the patterns New's handler answers, for mounting it on a
+// mux beside server/httpapi: "/tinyid/" and Vesta's four paths.
+func Paths() []string {
+	return []string{"/tinyid/", "/genid", "/expid", "/transtime", "/makeid"}
+}
+
+// New returns the handler of Tinyid's and Vesta's HTTP APIs over iss. See
+// the package documentation for the endpoints.
+func New(iss *issuer.Issuer, opts Options) http.Handler {
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, loc: opts.Location}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.timeout <= 0 {
+		h.timeout = 5 * time.Second
+	}
+	if h.loc == nil {
+		h.loc = time.Local
+	}
+	mux := http.NewServeMux()
+	// Both APIs answer any method, as their Java servers do.
+	mux.HandleFunc("/tinyid/id/nextId", h.tinyidNextID)
+	mux.HandleFunc("/tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
+	mux.HandleFunc("/tinyid/id/nextSegmentId", h.tinyidNextSegment)
+	mux.HandleFunc("/tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
+	mux.HandleFunc("/genid", h.vestaGenID)
+	mux.HandleFunc("/expid", h.vestaExpID)
+	mux.HandleFunc("/transtime", h.vestaTransTime)
+	mux.HandleFunc("/makeid", h.vestaMakeID)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		h.writeError(w, r, fmt.Errorf("%w: no endpoint at %s", errNotFound, r.URL.Path))
+	})
+	return mux
+}
+
+// withTimeout bounds a request that may wait on the store.
+func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), h.timeout)
+}
+
+// params returns a request's parameters: its query string and, for a
+// url-encoded body, the body's fields, as Spring binds them. A malformed
+// query or body is an error wrapping idforge.ErrInvalidArgument.
+func params(w http.ResponseWriter, r *http.Request) (url.Values, error) {
+	if r.Body != nil && r.PostForm == nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, fmt.Errorf("%w: malformed query string or form body: %v", idforge.ErrInvalidArgument, err)
+	}
+	return r.Form, nil
+}
+
+// errNotFound answers paths no endpoint serves.
+var errNotFound = errors.New("not found")
+
+// statusOf returns the HTTP status and error code for err: httpapi's
+// table, plus not_found for paths no endpoint serves.
+func statusOf(err error) (int, string) {
+	if errors.Is(err, errNotFound) {
+		return http.StatusNotFound, "not_found"
+	}
+	return httpapi.StatusOf(err)
+}
+
+// errorBody is idforge's JSON error shape.
+type errorBody = httpapi.ErrorBody
+
+// tinyidErrorBody adds Tinyid's own fields to idforge's error body: null
+// data, Tinyid's code 6 (ErrorCode.SYS_ERR) and the message.
+type tinyidErrorBody struct {
+	errorBody
+	Data    *struct{} `json:"data"`
+	Code    int       `json:"code"`
+	Message string    `json:"message"`
+}
+
+// tinyidSysErr is Tinyid's ErrorCode.SYS_ERR.
+const tinyidSysErr = 6
+
+// failure logs a server-side failure and returns err's status and body.
+func (h *handler) failure(r *http.Request, err error) (int, errorBody) {
+	status, code := statusOf(err)
+	if status >= 500 {
+		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
+	}
+	return status, httpapi.NewErrorBody(code, err.Error())
+}
+
+// writeError answers err with idforge's JSON error body.
+func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := h.failure(r, err)
+	writeJSON(w, status, body)
+}
+
+// writeTinyidError answers err with idforge's JSON error body plus
+// Tinyid's fields.
+func (h *handler) writeTinyidError(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := h.failure(r, err)
+	writeJSON(w, status, tinyidErrorBody{errorBody: body, Code: tinyidSysErr, Message: err.Error()})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) { httpapi.WriteJSON(w, status, v) }
+
+func writeText(w http.ResponseWriter, s string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write([]byte(s))
+}

@@ -1,0 +1,93 @@
+package grpcapi
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/idforge/idforge"
+	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/issuer"
+)
+
+// strategies maps the API's enum to the issuer's strategies and back.
+var strategies = []struct {
+	api idforgev1.Strategy
+	key idforge.Strategy
+}{
+	{idforgev1.Strategy_STRATEGY_SEGMENT, idforge.StrategySegment},
+	{idforgev1.Strategy_STRATEGY_SNOWFLAKE, idforge.StrategySnowflake},
+}
+
+func toStrategy(s idforge.Strategy) idforgev1.Strategy {
+	for _, m := range strategies {
+		if m.key == s {
+			return m.api
+		}
+	}
+	return idforgev1.Strategy_STRATEGY_UNSPECIFIED
+}
+
+func fromStrategy(s idforgev1.Strategy) (idforge.Strategy, error) {
+	if s == idforgev1.Strategy_STRATEGY_UNSPECIFIED {
+		return idforge.StrategySegment, nil
+	}
+	for _, m := range strategies {
+		if m.api == s {
+			return m.key, nil
+		}
+	}
+	return "", fmt.Errorf("%w: strategy %d is not one this server knows", idforge.ErrInvalidArgument, s)
+}
+
+// keyFromRequest builds and checks the key of a CreateKey call, with the
+// defaults of POST /v1/keys.
+func keyFromRequest(req *idforgev1.CreateKeyRequest) (idforge.Key, error) {
+	strategy, err := fromStrategy(req.GetStrategy())
+	if err != nil {
+		return idforge.Key{}, err
+	}
+	k := idforge.Key{Name: req.GetKey(), Strategy: strategy, Description: req.GetDescription()}
+	if k.Strategy == idforge.StrategySegment {
+		k.Step, k.MaxID = issuer.DefaultStep, issuer.DefaultStart
+	}
+	if req.Step != nil {
+		k.Step = req.GetStep()
+	}
+	if req.Start != nil {
+		k.MaxID = req.GetStart()
+	}
+	return k, k.Validate()
+}
+
+func toRange(s idforge.Segment) *idforgev1.Range {
+	if s.Len() == 0 {
+		return nil
+	}
+	return &idforgev1.Range{Start: s.Start, End: s.End}
+}
+
+// toKey converts a key and this node's state for it.
+func toKey(k issuer.KeyState) *idforgev1.Key {
+	out := &idforgev1.Key{Key: k.Name, Strategy: toStrategy(k.Strategy), Description: k.Description}
+	if !k.Updated.IsZero() {
+		out.Updated = timestamppb.New(k.Updated)
+	}
+	if k.Strategy == idforge.StrategySegment {
+		out.Step, out.MaxId = k.Step, k.MaxID
+	}
+	if st := k.Segment; st != nil {
+		seg := &idforgev1.SegmentState{
+			Current: toRange(st.Current), Pending: toRange(st.Pending),
+			Buffered: st.Buffered, Step: st.Step, Loads: st.Loads, Failures: int32(st.Failures),
+		}
+		if seg.Current != nil {
+			seg.Next = st.Next
+		}
+		if st.LastError != nil {
+			seg.LastError = st.LastError.Error()
+		}
+		out.Segment = seg
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package grpcapi
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/idforge/idforge"
+	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// Limits and defaults, the same as the HTTP API's.
+const (
+	// MaxCount is the default largest number of IDs one NextBatch call or
+	// one Stream message may carry.
+	MaxCount = 10_000
+	// DefaultStreamBatch is the number of IDs per Stream message when the
+	// request leaves batch at 0.
+	DefaultStreamBatch = 1000
+	// DefaultRequestTimeout bounds how long one call waits for the store.
+	DefaultRequestTimeout = 5 * time.Second
+)
+
+// Options configure a Server. The zero value of every field means "use
+// the default".
+type Options struct {
+	// Logger receives a warning for every call that fails with
+	// UNAVAILABLE or INTERNAL. Default slog.Default().
+	Logger *slog.Logger
+	// RequestTimeout bounds how long a call (for Stream: each message)
+	// may wait for the store; a shorter deadline from the client wins.
+	// Default DefaultRequestTimeout (5 s).
+	RequestTimeout time.Duration
+	// MaxCount is the largest count of a NextBatch call and the largest
+	// batch of a Stream. Default MaxCount (10,000).
+	MaxCount int
+}
+
+// Server implements idforgev1.IDForgeServer over an issuer.Issuer. Create
+// it with New and add it to a grpc.Server with Register. It is safe for
+// concurrent use.
+type Server struct {
+	idforgev1.UnimplementedIDForgeServer
+
+	iss      *issuer.Issuer
+	log      *slog.Logger
+	timeout  time.Duration
+	maxCount int
+
+	// watchEvery is how often a health Watch re-checks readiness.
+	watchEvery time.Duration
+
+	drainOnce sync.Once
+	draining  chan struct{} // closed by Drain
+}
+
+var _ idforgev1.IDForgeServer = (*Server)(nil)
+
+// New returns a Server issuing from iss. It does not take ownership of
+// iss: the caller closes it after the grpc.Server has stopped.
+func New(iss *issuer.Issuer, opts Options) *Server {
+	s := &Server{
+		iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, maxCount: opts.MaxCount,
+		watchEvery: time.Second, draining: make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.timeout <= 0 {
+		s.timeout = DefaultRequestTimeout
+	}
+	if s.maxCount <= 0 {
+		s.maxCount = MaxCount
+	}
+	return s
+}
+
+// Register adds three services to g: IDForge, the standard health service
+// (grpc.health.v1.Health, SERVING while the node can issue, see Drain) and
+// server reflection (v1 and v1alpha), so that grpcurl and grpc-health-probe
+// work without .proto files. Call it once per grpc.Server, before Serve;
+// g must not have another health or reflection service.
+func (s *Server) Register(g *grpc.Server) {
+	idforgev1.RegisterIDForgeServer(g, s)
+	healthpb.RegisterHealthServer(g, &healthServer{s: s})
+	reflection.Register(g)
+}
+
+// Drain prepares a graceful stop: the health service answers NOT_SERVING
+// from now on (load balancers stop sending calls), running Streams and
+// health Watches end with UNAVAILABLE (reason shutting_down) at their next
+// message, and new Streams are refused. Unary calls keep being served, so
+// that calls already routed here succeed. Call it before
+// grpc.Server.GracefulStop, which would otherwise wait for streams that
+// never end. A Stream whose client stopped reading is blocked in flow
+// control and notices only when the client reads on: bound GracefulStop
+// with a grace period and call grpc.Server.Stop after it. Drain is
+// idempotent.
+func (s *Server) Drain() {
+	s.drainOnce.Do(func() { close(s.draining) })
+}
+
+func (s *Server) isDraining() bool {
+	select {
+	case <-s.draining:
+		return true
+	default:
+		return false
+	}
+}
+
+var errDraining = fmt.Errorf("%w: the server is shutting down; use another node", idforge.ErrClosed)
+
+// withTimeout bounds a call that may wait on the store.
+func (s *Server) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, s.timeout)
+}
+
+// checkCount reports whether n IDs may be asked for in one call.
+func (s *Server) checkCount(what string, n int64) error {
+	if n < 1 || n > int64(s.maxCount) {
+		return fmt.Errorf("%w: %s %d is out of range (want 1..%d)", idforge.ErrInvalidCount, what, n, s.maxCount)
+	}
+	return nil
+}
+
+// Next returns one ID for a key of any strategy.
+func (s *Server) Next(ctx context.Context, req *idforgev1.NextRequest) (*idforgev1.NextResponse, error) {
+	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
+		return nil, s.toStatus("Next", err)
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	id, err := s.iss.Next(ctx, req.GetKey())
+	if err != nil {
+		return nil, s.toStatus("Next", err)
+	}
+	return &idforgev1.NextResponse{Id: id}, nil
+}
+
+// NextBatch returns count IDs, 1 to Options.MaxCount.
+func (s *Server) NextBatch(ctx context.Context, req *idforgev1.NextBatchRequest) (*idforgev1.NextBatchResponse, error) {
+	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
+		return nil, s.toStatus("NextBatch", err)
+	}
+	if err := s.checkCount("count", int64(req.GetCount())); err != nil {
+		return nil, s.toStatus("NextBatch", err)
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	ids, err := s.iss.NextN(ctx, req.GetKey(), int(req.GetCount()))
+	if err != nil {
+		return nil, s.toStatus("NextBatch", err)
+	}
+	return &idforgev1.NextBatchResponse{Ids: ids}, nil
+}
+
+// Stream sends IDs in messages of req.Batch IDs until req.Count IDs were
+// sent, or until the client cancels when req.Count is 0. Each message is
+// issued (NextN) only once the previous one was handed to the transport,
+// so HTTP/2 flow control keeps the server at most a window of messages
+// ahead of a slow reader. A failure ends the stream with the failure's
+// status; IDs issued but never read by the client are lost (a gap).
+func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamingServer[idforgev1.StreamResponse]) error {
+	key, batch, count := req.GetKey(), int64(req.GetBatch()), req.GetCount()
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return s.toStatus("Stream", err)
+	}
+	if batch == 0 {
+		batch = min(DefaultStreamBatch, int64(s.maxCount))
+	}
+	if err := s.checkCount("batch", batch); err != nil {
+		return s.toStatus("Stream", err)
+	}
+	if count < 0 {
+		return s.toStatus("Stream", fmt.Errorf("%w: count %d is negative (0 streams until the client cancels)", idforge.ErrInvalidCount, count))
+	}
+	ctx := stream.Context()
+	msg := &idforgev1.StreamResponse{}
+	for sent := int64(0); count == 0 || sent < count; {
+		if s.isDraining() {
+			return s.toStatus("Stream", errDraining)
+		}
+		n := batch
+		if count > 0 {
+			n = min(n, count-sent)
+		}
+		cctx, cancel := s.withTimeout(ctx)
+		ids, err := s.iss.NextN(cctx, key, int(n))
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				err = ctx.Err() // the client went away; say so, not "timeout"
+			}
+			return s.toStatus("Stream", err)
+		}
+		msg.Ids = ids
+		if err := stream.Send(msg); err != nil {
+			return err
+		}
+		sent += n
+	}
+	return nil
+}
+
+// noSnowflake is the error of snowflake operations on a node without a
+// generator.
+var noSnowflake = fmt.Errorf("%w: this node runs no snowflake generator", idforge.ErrUnavailable)
+
+// layout returns the node's snowflake layout.
+func (s *Server) layout() (snowflake.Layout, error) {
+	g := s.iss.Snowflake()
+	if g == nil {
+		return snowflake.Layout{}, noSnowflake
+	}
+	return g.Layout(), nil
+}
+
+// Explain decodes a snowflake ID with the node's layout.
+func (s *Server) Explain(ctx context.Context, req *idforgev1.ExplainRequest) (*idforgev1.ExplainResponse, error) {
+	l, err := s.layout()
+	if err != nil {
+		return nil, s.toStatus("Explain", err)
+	}
+	p, err := l.Explain(req.GetId())
+	if err != nil {
+		return nil, s.toStatus("Explain", err)
+	}
+	return &idforgev1.ExplainResponse{
+		Id: req.GetId(), Time: timestamppb.New(p.Time), UnixMs: p.Time.UnixMilli(), Ticks: p.Ticks,
+		Datacenter: p.Datacenter, Worker: p.Worker, Sequence: p.Sequence, Fixed: p.Fixed,
+		Layout: l.String(), Expires: timestamppb.New(l.Expires()),
+	}, nil
+}
+
+// Make forges the ID of the given fields with the node's layout.
+func (s *Server) Make(ctx context.Context, req *idforgev1.MakeRequest) (*idforgev1.MakeResponse, error) {
+	l, err := s.layout()
+	if err != nil {
+		return nil, s.toStatus("Make", err)
+	}
+	if req.GetTime() == nil {
+		return nil, s.toStatus("Make", fmt.Errorf("%w: time is required", idforge.ErrInvalidArgument))
+	}
+	if err := req.GetTime().CheckValid(); err != nil {
+		return nil, s.toStatus("Make", fmt.Errorf("%w: time: %v", idforge.ErrInvalidArgument, err))
+	}
+	id, err := l.Make(snowflake.Parts{
+		Time: req.GetTime().AsTime(), Datacenter: req.GetDatacenter(), Worker: req.GetWorker(),
+		Sequence: req.GetSequence(), Fixed: req.GetFixed(),
+	})
+	if err != nil {
+		return nil, s.toStatus("Make", err)
+	}
+	return &idforgev1.MakeResponse{Id: id}, nil
+}
+
+// CreateKey adds a key. As with POST /v1/keys, the strategy defaults to
+// segment and a segment key's step to issuer.DefaultStep, its start to
+// issuer.DefaultStart; a snowflake key takes neither.
+func (s *Server) CreateKey(ctx context.Context, req *idforgev1.CreateKeyRequest) (*idforgev1.Key, error) {
+	k, err := keyFromRequest(req)
+	if err != nil {
+		return nil, s.toStatus("CreateKey", err)
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	if err := s.iss.CreateKey(ctx, k); err != nil {
+		return nil, s.toStatus("CreateKey", err)
+	}
+	return toKey(issuer.KeyState{Key: k}), nil
+}
+
+// GetKey returns one key with this node's state for it.
+func (s *Server) GetKey(ctx context.Context, req *idforgev1.GetKeyRequest) (*idforgev1.Key, error) {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	k, err := s.iss.Key(ctx, req.GetKey())
+	if err != nil {
+		return nil, s.toStatus("GetKey", err)
+	}
+	return toKey(k), nil
+}
+
+// ListKeys returns every key, sorted by name, and the node's snowflake
+// generator.
+func (s *Server) ListKeys(ctx context.Context, req *idforgev1.ListKeysRequest) (*idforgev1.ListKeysResponse, error) {
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	states, err := s.iss.Keys(ctx)
+	if err != nil {
+		return nil, s.toStatus("ListKeys", err)
+	}
+	resp := &idforgev1.ListKeysResponse{Keys: make([]*idforgev1.Key, len(states))}
+	for i, k := range states {
+		resp.Keys[i] = toKey(k)
+	}
+	if g := s.iss.Snowflake(); g != nil {
+		l := g.Layout()
+		resp.Snowflake = &idforgev1.SnowflakeInfo{
+			Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: timestamppb.New(l.Expires()),
+		}
+	}
+	return resp, nil
+}

@@ -1,0 +1,108 @@
+package httpapi
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// snowflakeJSON describes the node's snowflake generator.
+type snowflakeJSON struct {
+	Layout     string    `json:"layout"`
+	Worker     int64     `json:"worker"`
+	Datacenter int64     `json:"datacenter"`
+	Expires    time.Time `json:"expires"`
+}
+
+func (h *handler) snowflakeInfo() *snowflakeJSON {
+	g := h.iss.Snowflake()
+	if g == nil {
+		return nil
+	}
+	l := g.Layout()
+	return &snowflakeJSON{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires()}
+}
+
+// explainResponse is the answer of GET /v1/explain/{id}.
+type explainResponse struct {
+	ID         string           `json:"id"`
+	Layout     string           `json:"layout"`
+	Time       time.Time        `json:"time"`
+	UnixMilli  int64            `json:"unix_ms"`
+	Ticks      int64            `json:"ticks"`
+	Datacenter int64            `json:"datacenter"`
+	Worker     int64            `json:"worker"`
+	Sequence   int64            `json:"sequence"`
+	Fixed      map[string]int64 `json:"fixed,omitempty"`
+	Expires    time.Time        `json:"expires"`
+}
+
+// parseID reads a snowflake ID: a non-negative decimal int64.
+func parseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("%w: ID %q is not a non-negative 64-bit decimal number", idforge.ErrInvalidArgument, s)
+	}
+	return id, nil
+}
+
+// explainID decodes s with the node's layout.
+func (h *handler) explainID(s string) (int64, snowflake.Layout, snowflake.Parts, error) {
+	g := h.iss.Snowflake()
+	if g == nil {
+		return 0, snowflake.Layout{}, snowflake.Parts{}, fmt.Errorf("%w: this node runs no snowflake generator", idforge.ErrUnavailable)
+	}
+	id, err := parseID(s)
+	if err != nil {
+		return 0, snowflake.Layout{}, snowflake.Parts{}, err
+	}
+	l := g.Layout()
+	p, err := l.Explain(id)
+	return id, l, p, err
+}
+
+func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
+	id, l, p, err := h.explainID(r.PathValue("id"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, explainResponse{
+		ID: strconv.FormatInt(id, 10), Layout: l.String(),
+		Time: p.Time, UnixMilli: p.Time.UnixMilli(), Ticks: p.Ticks,
+		Datacenter: p.Datacenter, Worker: p.Worker, Sequence: p.Sequence,
+		Fixed: p.Fixed, Expires: l.Expires(),
+	})
+}
+
+// leafDecode serves Leaf's GET /decodeSnowflakeId?snowflakeId=…, answering
+// as Leaf's monitor controller does:
+//
+//	{"timestamp":"1567733700834(2019-09-06 09:35:00.834)","sequenceId":"3448","workerId":"39"}
+//
+// Leaf's workerId is every bit between time and sequence, so with the
+// twitter layout it is datacenter<<5 | worker. The time is in the server's
+// local zone, as in Leaf.
+func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		h.writeError(w, r, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err))
+		return
+	}
+	_, l, p, err := h.explainID(q.Get("snowflakeId"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	ms := p.Time.UnixMilli()
+	WriteJSON(w, http.StatusOK, map[string]string{
+		"timestamp":  fmt.Sprintf("%d(%s)", ms, p.Time.Local().Format("2006-01-02 15:04:05.000")),
+		"workerId":   strconv.FormatInt(p.Datacenter*(l.MaxWorker()+1)+p.Worker, 10),
+		"sequenceId": strconv.FormatInt(p.Sequence, 10),
+	})
+}

@@ -1,0 +1,438 @@
+// Package httpapi is idforge's HTTP transport: the Leaf-compatible
+// endpoints, the JSON API under /v1, and health checks. Every failure is
+// answered with a JSON body {"error":{"code","message"}} and a status from
+// one table (see errors.go).
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
+)
+
+// MaxCount is the largest number of IDs one request may ask for.
+const MaxCount = 10_000
+
+// maxBodyBytes bounds request bodies.
+const maxBodyBytes = 64 << 10
+
+// Options configure the handler.
+type Options struct {
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+	// RequestTimeout bounds how long a request for IDs may wait for the
+	// store. Default 5 s.
+	RequestTimeout time.Duration
+	// Metrics, when set, is served at GET /metrics.
+	Metrics http.Handler
+}
+
+type handler struct {
+	iss     *issuer.Issuer
+	log     *slog.Logger
+	timeout time.Duration
+}
+
+// New returns the HTTP handler serving iss.
+func New(iss *issuer.Issuer, opts Options) http.Handler {
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.timeout <= 0 {
+		h.timeout = 5 * time.Second
+	}
+	mux := http.NewServeMux()
+	route := func(methods, pattern string, fn http.HandlerFunc) {
+		for _, m := range strings.Split(methods, ",") {
+			mux.HandleFunc(m+" "+pattern, fn)
+		}
+		// The same path with any other method: a JSON 405 rather than
+		// the mux's plain-text one.
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", methods)
+			WriteJSON(w, http.StatusMethodNotAllowed, NewErrorBody("method_not_allowed", fmt.Sprintf("%s is not allowed here; use %s", r.Method, methods)))
+		})
+	}
+	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
+	mux.HandleFunc("/api/segment/get/{key}", h.leafSegment)
+	mux.HandleFunc("/api/snowflake/get/{key}", h.leafSnowflake)
+	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
+	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
+	// A missing key, or one with a '/', reaches these prefixes.
+	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/"} {
+		mux.HandleFunc(p, h.badKeyPath)
+	}
+	route("GET", "/v1/ids/{key}", h.ids)
+	route("GET,POST", "/v1/keys", h.keys)
+	route("GET", "/v1/keys/{key}", h.key)
+	route("GET", "/v1/explain/{id}", h.explain)
+	route("GET", "/v1/decode/{key}/{value}", h.decode)
+	route("GET,POST", "/v1/serials", h.serials)
+	route("GET", "/v1/serials/{name}", h.nextSerials)
+	route("GET", "/healthz", h.healthz)
+	route("GET", "/readyz", h.readyz)
+	if opts.Metrics != nil {
+		route("GET", "/metrics", opts.Metrics.ServeHTTP)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusNotFound, NewErrorBody("not_found", "no endpoint at "+r.URL.Path))
+	})
+	return mux
+}
+
+func (h *handler) badKeyPath(w http.ResponseWriter, r *http.Request) {
+	h.writeError(w, r, fmt.Errorf("%w: the path must end in one key with no '/' (got %q)", idforge.ErrInvalidKey, r.URL.Path))
+}
+
+// withTimeout bounds a request that may wait on the store.
+func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), h.timeout)
+}
+
+func writeText(w http.ResponseWriter, s string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Write([]byte(s))
+}
+
+// leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
+// decimal text with 200, anything else non-200.
+func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	id, err := h.iss.NextSegment(ctx, r.PathValue("key"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeText(w, strconv.FormatInt(id, 10))
+}
+
+// leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
+// key only has to be well formed: every key shares the node's generator.
+func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
+	if key := r.PathValue("key"); key != "" {
+		if err := idforge.ValidateKeyName(key); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+	}
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	id, err := h.iss.NextSnowflake(ctx, r.PathValue("key"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	writeText(w, strconv.FormatInt(id, 10))
+}
+
+// idsResponse is the answer of GET /v1/ids/{key}. IDs are strings: decimal
+// by default, so that JavaScript clients lose no precision above 2^53, in
+// the key's format (or ?format=) otherwise, and UUIDs or ULIDs for keys of
+// those strategies.
+type idsResponse struct {
+	Key string   `json:"key"`
+	IDs []string `json:"ids"`
+}
+
+func (h *handler) ids(w http.ResponseWriter, r *http.Request) {
+	key := r.PathValue("key")
+	if err := idforge.ValidateKeyName(key); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	n, err := parseCount(r.URL.RawQuery)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	format, err := queryValue(r.URL.RawQuery, "format")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	ids, err := h.iss.NextStrings(ctx, key, n, format)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, idsResponse{Key: key, IDs: ids})
+}
+
+// queryValue returns the single value of a query parameter, "" if absent.
+func queryValue(rawQuery, name string) (string, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "", fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
+	}
+	vals := q[name]
+	if len(vals) > 1 {
+		return "", fmt.Errorf("%w: %s given %d times", idforge.ErrInvalidArgument, name, len(vals))
+	}
+	if len(vals) == 0 {
+		return "", nil
+	}
+	return vals[0], nil
+}
+
+// decodeResponse is the answer of GET /v1/decode/{key}/{value}.
+type decodeResponse struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+	ID    string `json:"id"`
+}
+
+// decode serves GET /v1/decode/{key}/{value}[?format=]: a string ID of the
+// key's format back to its integer. It checks the form only, not that the
+// ID was issued.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
+	key, value := r.PathValue("key"), r.PathValue("value")
+	format, err := queryValue(r.URL.RawQuery, "format")
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	id, err := h.iss.Decode(key, value, format)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, decodeResponse{Key: key, Value: value, ID: strconv.FormatInt(id, 10)})
+}
+
+// parseCount reads the count parameter of a query string: absent means 1,
+// otherwise a decimal integer in [1, MaxCount].
+func parseCount(rawQuery string) (int, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return 0, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
+	}
+	vals, ok := q["count"]
+	if !ok {
+		return 1, nil
+	}
+	if len(vals) != 1 {
+		return 0, fmt.Errorf("%w: count given %d times", idforge.ErrInvalidCount, len(vals))
+	}
+	s := vals[0]
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %q is not a whole number (want 1..%d)", idforge.ErrInvalidCount, s, MaxCount)
+	}
+	if n < 1 || n > MaxCount {
+		return 0, fmt.Errorf("%w: %d is out of range (want 1..%d)", idforge.ErrInvalidCount, n, MaxCount)
+	}
+	return int(n), nil
+}
+
+// keyJSON is a key as the API shows it.
+type keyJSON struct {
+	Key         string       `json:"key"`
+	Strategy    string       `json:"strategy"`
+	Step        int64        `json:"step,omitempty"`
+	MaxID       string       `json:"max_id,omitempty"`
+	Description string       `json:"description"`
+	Format      string       `json:"format,omitempty"`
+	Plugins     []string     `json:"plugins,omitempty"`
+	Updated     *time.Time   `json:"updated,omitempty"`
+	Segment     *segmentJSON `json:"segment,omitempty"`
+}
+
+// segmentJSON is a segment key's live state on this node.
+type segmentJSON struct {
+	Current  *rangeJSON `json:"current"`
+	Next     string     `json:"next,omitempty"`
+	Pending  *rangeJSON `json:"pending"`
+	Buffered int64      `json:"buffered"`
+	// BufferedSeconds is how long Buffered lasts at Rate.
+	BufferedSeconds float64 `json:"buffered_seconds"`
+	Rate            float64 `json:"rate"`
+	Issued          int64   `json:"issued"`
+	Waits           int64   `json:"waits"`
+	Step            int64   `json:"step"`
+	Loads           int64   `json:"loads"`
+	Failures        int     `json:"failures"`
+	LastError       string  `json:"last_error,omitempty"`
+}
+
+type rangeJSON struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+func toRange(s idforge.Segment) *rangeJSON {
+	if s.Len() == 0 {
+		return nil
+	}
+	return &rangeJSON{Start: strconv.FormatInt(s.Start, 10), End: strconv.FormatInt(s.End, 10)}
+}
+
+func toKeyJSON(k issuer.KeyState) keyJSON {
+	out := keyJSON{Key: k.Name, Strategy: string(k.Strategy), Description: k.Description, Format: k.Format, Plugins: k.Plugins}
+	if !k.Updated.IsZero() {
+		u := k.Updated
+		out.Updated = &u
+	}
+	if k.Strategy == idforge.StrategySegment {
+		out.Step = k.Step
+		out.MaxID = strconv.FormatInt(k.MaxID, 10)
+	}
+	if st := k.Segment; st != nil {
+		s := &segmentJSON{
+			Current: toRange(st.Current), Pending: toRange(st.Pending),
+			Buffered: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), Rate: st.Rate, Issued: st.Issued, Waits: st.Waits,
+			Step: st.Step, Loads: st.Loads, Failures: st.Failures,
+		}
+		if s.Current != nil {
+			s.Next = strconv.FormatInt(st.Next, 10)
+		}
+		if st.LastError != nil {
+			s.LastError = st.LastError.Error()
+		}
+		out.Segment = s
+	}
+	return out
+}
+
+// keysResponse is the answer of GET /v1/keys.
+type keysResponse struct {
+	Keys      []keyJSON      `json:"keys"`
+	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
+}
+
+func (h *handler) keys(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		h.createKey(w, r)
+		return
+	}
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	states, err := h.iss.Keys(ctx)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	resp := keysResponse{Keys: make([]keyJSON, len(states)), Snowflake: h.snowflakeInfo()}
+	for i, k := range states {
+		resp.Keys[i] = toKeyJSON(k)
+	}
+	WriteJSON(w, http.StatusOK, resp)
+}
+
+func (h *handler) key(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	k, err := h.iss.Key(ctx, r.PathValue("key"))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusOK, toKeyJSON(k))
+}
+
+// createKeyRequest is the body of POST /v1/keys.
+type createKeyRequest struct {
+	Key         string `json:"key"`
+	Strategy    string `json:"strategy"`
+	Step        *int64 `json:"step"`
+	Start       *int64 `json:"start"`
+	Description string `json:"description"`
+}
+
+func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
+	k, err := decodeCreateKey(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	if err := h.iss.CreateKey(ctx, k); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	WriteJSON(w, http.StatusCreated, toKeyJSON(issuer.KeyState{Key: k}))
+}
+
+// decodeCreateKey parses and checks a POST /v1/keys body.
+func decodeCreateKey(body interface{ Read([]byte) (int, error) }) (idforge.Key, error) {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	var req createKeyRequest
+	if err := dec.Decode(&req); err != nil {
+		return idforge.Key{}, fmt.Errorf("%w: request body: %v", idforge.ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return idforge.Key{}, fmt.Errorf("%w: request body holds more than one JSON value", idforge.ErrInvalidArgument)
+	}
+	if req.Strategy == "" {
+		req.Strategy = string(idforge.StrategySegment)
+	}
+	k := idforge.Key{Name: req.Key, Strategy: idforge.Strategy(req.Strategy), Description: req.Description}
+	if k.Strategy == idforge.StrategySegment {
+		k.Step, k.MaxID = issuer.DefaultStep, issuer.DefaultStart
+	}
+	if req.Step != nil {
+		k.Step = *req.Step
+	}
+	if req.Start != nil {
+		k.MaxID = *req.Start
+	}
+	return k, k.Validate()
+}
+
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyResponse is the answer of GET /readyz.
+type readyResponse struct {
+	// Status is "ready", "degraded" (the store is failing but every active
+	// segment key still has buffered IDs) or "unavailable".
+	Status string `json:"status"`
+	// Store is "ok" or the store's error.
+	Store string `json:"store"`
+	// Keys gives, per segment key this node has issued from, the IDs left
+	// and how long they last at the current rate.
+	Keys map[string]bufferJSON `json:"keys,omitempty"`
+}
+
+type bufferJSON struct {
+	BufferedIDs     int64   `json:"buffered_ids"`
+	BufferedSeconds float64 `json:"buffered_seconds"`
+	FailingClaims   int     `json:"failing_claims,omitempty"`
+}
+
+// readyz answers 200 while the node can issue: the store answers, or it
+// does not but every active segment key still has IDs buffered
+// ("degraded"); otherwise 503.
+func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	rd := h.iss.Readiness(ctx)
+	resp := readyResponse{Status: rd.Status, Store: "ok", Keys: map[string]bufferJSON{}}
+	if rd.StoreErr != nil {
+		resp.Store = rd.StoreErr.Error()
+	}
+	for _, k := range rd.Keys {
+		st := k.Segment
+		resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+	}
+	status := http.StatusOK
+	if !rd.CanServe() {
+		status = http.StatusServiceUnavailable
+	}
+	WriteJSON(w, status, resp)
+}

@@ -1,0 +1,574 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type fixture struct {
+	store *memstore.Store
+	srv   *httptest.Server
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	st := memstore.New()
+	ctx := context.Background()
+	for _, k := range []idforge.Key{
+		{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
+		{Name: "msg", Strategy: idforge.StrategySnowflake},
+		{Name: "secret", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
+	} {
+		if err := st.CreateKey(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gen, err := snowflake.New(snowflake.Settings{Worker: 5, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, err := obfuscate.ParseFormat("feistel:bits=40+base62:min=7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if secret, err = secret.WithKey([]byte("a test key, 16+ bytes")); err != nil {
+		t.Fatal(err)
+	}
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"secret": secret}, Segment: segment.Settings{
+		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
+		Serials: []idforge.Serial{
+			{Name: "job", Template: "@{param:area,chars=digits,max=4}-@{param:unit,width=4,chars=digits}-@{seq:order,width=5}"},
+		}})
+	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
+	t.Cleanup(func() {
+		srv.Close()
+		iss.Close()
+		gen.Close()
+	})
+	return &fixture{store: st, srv: srv}
+}
+
+func (f *fixture) do(t testing.TB, method, path, body string) (int, string, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func errorCode(t testing.TB, body string) string {
+	t.Helper()
+	var e ErrorBody
+	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
+		t.Fatalf("not a JSON error body: %q (%v)", body, err)
+	}
+	return e.Error.Code
+}
+
+func TestLeafEndpoints(t *testing.T) {
+	f := newFixture(t)
+	// Leaf's row semantics: max_id 1, step 100 → 1, 2, 3 …
+	for want := 1; want <= 3; want++ {
+		status, body, hdr := f.do(t, "GET", "/api/segment/get/order", "")
+		if status != 200 || body != strconv.Itoa(want) {
+			t.Fatalf("segment get = %d %q, want 200 %q", status, body, strconv.Itoa(want))
+		}
+		if ct := hdr.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain") {
+			t.Fatalf("Content-Type %q, want text/plain", ct)
+		}
+	}
+	// Leaf clients use GET, but Leaf answers any method.
+	if status, _, _ := f.do(t, "POST", "/api/segment/get/order", ""); status != 200 {
+		t.Errorf("POST to the Leaf endpoint: %d", status)
+	}
+	// Snowflake: any well-formed key, as in Leaf.
+	status, body, _ := f.do(t, "GET", "/api/snowflake/get/whatever", "")
+	id, err := strconv.ParseInt(body, 10, 64)
+	if status != 200 || err != nil || id <= 0 {
+		t.Fatalf("snowflake get = %d %q", status, body)
+	}
+	// decodeSnowflakeId answers as Leaf's monitor does.
+	status, body, _ = f.do(t, "GET", "/decodeSnowflakeId?snowflakeId="+strconv.FormatInt(id, 10), "")
+	var dec map[string]string
+	if status != 200 || json.Unmarshal([]byte(body), &dec) != nil {
+		t.Fatalf("decode = %d %q", status, body)
+	}
+	if dec["workerId"] != "5" || dec["sequenceId"] == "" || !strings.Contains(dec["timestamp"], "(") {
+		t.Fatalf("decode = %v", dec)
+	}
+	ms, _ := strconv.ParseInt(dec["timestamp"][:strings.Index(dec["timestamp"], "(")], 10, 64)
+	if d := time.Since(time.UnixMilli(ms)); d < 0 || d > time.Minute {
+		t.Fatalf("decoded timestamp %v is not now", time.UnixMilli(ms))
+	}
+	// Unknown keys and wrong strategies are not 200.
+	for path, code := range map[string]string{
+		"/api/segment/get/nope": "unknown_key",
+		"/api/segment/get/msg":  "wrong_strategy",
+	} {
+		status, body, _ := f.do(t, "GET", path, "")
+		if status == 200 || errorCode(t, body) != code {
+			t.Errorf("%s = %d %s, want %s", path, status, body, code)
+		}
+	}
+}
+
+func TestIDs(t *testing.T) {
+	f := newFixture(t)
+	for _, key := range []string{"order", "msg"} {
+		status, body, _ := f.do(t, "GET", "/v1/ids/"+key+"?count=250", "")
+		if status != 200 {
+			t.Fatalf("%s: %d %s", key, status, body)
+		}
+		var resp struct {
+			Key string   `json:"key"`
+			IDs []string `json:"ids"`
+		}
+		if err := json.Unmarshal([]byte(body), &resp); err != nil {
+			t.Fatal(err)
+		}
+		if resp.Key != key || len(resp.IDs) != 250 {
+			t.Fatalf("%s: key %q with %d IDs", key, resp.Key, len(resp.IDs))
+		}
+		prev := int64(0)
+		for _, s := range resp.IDs {
+			v, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || v <= prev {
+				t.Fatalf("%s: IDs not increasing decimal strings: %v", key, resp.IDs)
+			}
+			prev = v
+		}
+	}
+	status, body, _ := f.do(t, "GET", "/v1/ids/order", "")
+	if status != 200 || !strings.Contains(body, `"ids":["`) {
+		t.Fatalf("default count: %d %s", status, body)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	f := newFixture(t)
+	long := strings.Repeat("k", idforge.MaxKeyLen+1)
+	tests := []struct {
+		name, method, path, body string
+		status                   int
+		code                     string
+	}{
+		{"empty key", "GET", "/v1/ids/", "", 400, "invalid_key"},
+		{"overlong key", "GET", "/v1/ids/" + long, "", 400, "invalid_key"},
+		{"odd key", "GET", "/v1/ids/a%20b", "", 400, "invalid_key"},
+		{"slash in key", "GET", "/v1/ids/a/b", "", 400, "invalid_key"},
+		{"unicode key", "GET", "/v1/ids/%E8%AE%A2%E5%8D%95", "", 400, "invalid_key"},
+		{"unknown key", "GET", "/v1/ids/nope", "", 404, "unknown_key"},
+		{"count 0", "GET", "/v1/ids/order?count=0", "", 400, "invalid_count"},
+		{"count -1", "GET", "/v1/ids/order?count=-1", "", 400, "invalid_count"},
+		{"count 10^9", "GET", "/v1/ids/order?count=1000000000", "", 400, "invalid_count"},
+		{"count above max", "GET", "/v1/ids/order?count=10001", "", 400, "invalid_count"},
+		{"count not a number", "GET", "/v1/ids/order?count=ten", "", 400, "invalid_count"},
+		{"count float", "GET", "/v1/ids/order?count=1.5", "", 400, "invalid_count"},
+		{"count empty", "GET", "/v1/ids/order?count=", "", 400, "invalid_count"},
+		{"count twice", "GET", "/v1/ids/order?count=1&count=2", "", 400, "invalid_count"},
+		{"count overflow", "GET", "/v1/ids/order?count=99999999999999999999", "", 400, "invalid_count"},
+		{"bad query escape", "GET", "/v1/ids/order?count=%zz", "", 400, "invalid_argument"},
+		{"segment empty key", "GET", "/api/segment/get/", "", 400, "invalid_key"},
+		{"segment odd key", "GET", "/api/segment/get/a%2Fb", "", 400, "invalid_key"},
+		{"snowflake odd key", "GET", "/api/snowflake/get/a%20b", "", 400, "invalid_key"},
+		{"explain not a number", "GET", "/v1/explain/abc", "", 400, "invalid_argument"},
+		{"explain negative", "GET", "/v1/explain/-5", "", 400, "invalid_argument"},
+		{"explain overflow", "GET", "/v1/explain/9223372036854775808", "", 400, "invalid_argument"},
+		{"decode missing", "GET", "/decodeSnowflakeId", "", 400, "invalid_argument"},
+		{"decode not a number", "GET", "/decodeSnowflakeId?snowflakeId=x1", "", 400, "invalid_argument"},
+		{"malformed JSON", "POST", "/v1/keys", `{"key":`, 400, "invalid_argument"},
+		{"not an object", "POST", "/v1/keys", `[1,2]`, 400, "invalid_argument"},
+		{"unknown field", "POST", "/v1/keys", `{"key":"a","stepp":5}`, 400, "invalid_argument"},
+		{"two values", "POST", "/v1/keys", `{"key":"a"}{"key":"b"}`, 400, "invalid_argument"},
+		{"empty body", "POST", "/v1/keys", ``, 400, "invalid_argument"},
+		{"create empty key", "POST", "/v1/keys", `{"key":""}`, 400, "invalid_key"},
+		{"create odd key", "POST", "/v1/keys", `{"key":"a b"}`, 400, "invalid_key"},
+		{"create bad strategy", "POST", "/v1/keys", `{"key":"a","strategy":"uuid"}`, 400, "invalid_argument"},
+		{"create step 0", "POST", "/v1/keys", `{"key":"a","step":0}`, 400, "invalid_argument"},
+		{"create step negative", "POST", "/v1/keys", `{"key":"a","step":-3}`, 400, "invalid_argument"},
+		{"create step string", "POST", "/v1/keys", `{"key":"a","step":"5"}`, 400, "invalid_argument"},
+		{"create step overflow", "POST", "/v1/keys", `{"key":"a","step":99999999999999999999}`, 400, "invalid_argument"},
+		{"create start 0", "POST", "/v1/keys", `{"key":"a","start":0}`, 400, "invalid_argument"},
+		{"create snowflake with step", "POST", "/v1/keys", `{"key":"a","strategy":"snowflake","step":5}`, 400, "invalid_argument"},
+		{"create long description", "POST", "/v1/keys", `{"key":"a","description":"` + strings.Repeat("d", 300) + `"}`, 400, "invalid_argument"},
+		{"create existing", "POST", "/v1/keys", `{"key":"order"}`, 409, "key_exists"},
+		{"create existing other strategy", "POST", "/v1/keys", `{"key":"order","strategy":"snowflake"}`, 409, "key_exists"},
+		{"wrong method", "DELETE", "/v1/keys", "", 405, "method_not_allowed"},
+		{"wrong method ids", "POST", "/v1/ids/order", "", 405, "method_not_allowed"},
+		{"no such endpoint", "GET", "/v2/ids/order", "", 404, "not_found"},
+		{"unknown key state", "GET", "/v1/keys/nope", "", 404, "unknown_key"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body, hdr := f.do(t, tt.method, tt.path, tt.body)
+			if status != tt.status {
+				t.Fatalf("status %d, want %d; body %s", status, tt.status, body)
+			}
+			if ct := hdr.Get("Content-Type"); ct != "application/json" {
+				t.Errorf("Content-Type %q, want application/json", ct)
+			}
+			if code := errorCode(t, body); code != tt.code {
+				t.Fatalf("code %q, want %q; body %s", code, tt.code, body)
+			}
+		})
+	}
+	// The server kept serving through all of it.
+	if status, _, _ := f.do(t, "GET", "/v1/ids/order", ""); status != 200 {
+		t.Fatalf("server unhealthy after bad input: %d", status)
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	f := newFixture(t)
+	body := `{"key":"a","description":"` + strings.Repeat("x", maxBodyBytes) + `"}`
+	status, resp, _ := f.do(t, "POST", "/v1/keys", body)
+	if status != 400 || errorCode(t, resp) != "invalid_argument" {
+		t.Fatalf("oversized body: %d %s", status, resp)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"waybill","step":500,"start":1000000,"description":"waybills"}`)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "POST", "/v1/keys", `{"key":"evt","strategy":"snowflake"}`)
+	if status != 201 {
+		t.Fatalf("create snowflake: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/api/segment/get/waybill", "")
+	if status != 200 || body != "1000000" {
+		t.Fatalf("first waybill = %d %q, want the start 1000000", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/keys", "")
+	if status != 200 {
+		t.Fatalf("list: %d %s", status, body)
+	}
+	var list keysResponse
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, k := range list.Keys {
+		names = append(names, k.Key+":"+k.Strategy)
+	}
+	if got := strings.Join(names, ","); got != "evt:snowflake,msg:snowflake,order:segment,secret:segment,waybill:segment" {
+		t.Fatalf("keys = %s", got)
+	}
+	w := list.Keys[4]
+	if w.Step != 500 || w.Description != "waybills" || w.Segment == nil || w.Segment.Current == nil || w.Segment.Next != "1000001" {
+		t.Fatalf("waybill state = %+v (segment %+v)", w, w.Segment)
+	}
+	if list.Snowflake == nil || list.Snowflake.Worker != 5 || list.Snowflake.Expires.Year() != 2080 {
+		t.Fatalf("snowflake info = %+v", list.Snowflake)
+	}
+}
+
+func TestExplain(t *testing.T) {
+	f := newFixture(t)
+	// 1541815603606036480: a snowflake from 2022-06-28 16:07:40.105 UTC.
+	status, body, _ := f.do(t, "GET", "/v1/explain/1541815603606036480", "")
+	if status != 200 {
+		t.Fatalf("%d %s", status, body)
+	}
+	var e explainResponse
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.Time.UTC().Format("2006-01-02 15:04:05.000"); got != "2022-06-28 16:07:40.105" {
+		t.Fatalf("time = %s", got)
+	}
+	if e.ID != "1541815603606036480" || e.Expires.Year() != 2080 {
+		t.Fatalf("explain = %+v", e)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	f := newFixture(t)
+	if status, body, _ := f.do(t, "GET", "/healthz", ""); status != 200 {
+		t.Fatalf("healthz %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "GET", "/readyz", ""); status != 200 {
+		t.Fatalf("readyz %d %s", status, body)
+	}
+	// Issue once so the key has buffers, then take the store down: the
+	// node is degraded but still ready while buffers last.
+	if status, _, _ := f.do(t, "GET", "/api/segment/get/order", ""); status != 200 {
+		t.Fatal("issue failed")
+	}
+	f.store.Fail(errors.New("disk on fire"))
+	status, body, _ := f.do(t, "GET", "/readyz", "")
+	var r readyResponse
+	json.Unmarshal([]byte(body), &r)
+	if status != 200 || r.Status != "degraded" || !strings.Contains(r.Store, "disk on fire") || r.Keys["order"].BufferedIDs != 99 {
+		t.Fatalf("readyz with a failing store and buffers left: %d %s", status, body)
+	}
+	for range 99 {
+		f.do(t, "GET", "/api/segment/get/order", "")
+	}
+	status, body, _ = f.do(t, "GET", "/readyz", "")
+	if status != 503 || !strings.Contains(body, `"unavailable"`) {
+		t.Fatalf("readyz with a failing store and no buffers: %d %s", status, body)
+	}
+}
+
+// With the store down, a node serves what it has buffered, then answers a
+// clear 503, then recovers by itself when the store comes back.
+func TestStoreOutage(t *testing.T) {
+	f := newFixture(t)
+	// Warm up: the current segment and the prefetched next one.
+	for range 20 {
+		if status, body, _ := f.do(t, "GET", "/api/segment/get/order", ""); status != 200 {
+			t.Fatalf("%d %s", status, body)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let the prefetch land
+	f.store.Fail(errors.New("connection refused"))
+	served := 0
+	for {
+		status, body, _ := f.do(t, "GET", "/api/segment/get/order", "")
+		if status == 200 {
+			served++
+			continue
+		}
+		if status != 503 || errorCode(t, body) != "unavailable" || !strings.Contains(body, "connection refused") {
+			t.Fatalf("after %d buffered IDs: %d %s", served, status, body)
+		}
+		break
+	}
+	if served < 100 {
+		t.Fatalf("only %d IDs served from buffers, want at least a whole segment", served)
+	}
+	f.store.Fail(nil)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if status, _, _ := f.do(t, "GET", "/api/segment/get/order", ""); status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no recovery 10 s after the store came back")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestConcurrentHTTPClients(t *testing.T) {
+	f := newFixture(t)
+	const clients, each = 8, 100
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for c := range clients {
+		wg.Go(func() {
+			path := "/api/segment/get/order"
+			if c%2 == 1 {
+				path = "/api/snowflake/get/msg"
+			}
+			for range each {
+				resp, err := f.srv.Client().Get(f.srv.URL + path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				mu.Lock()
+				dup := seen[path+string(b)]
+				seen[path+string(b)] = true
+				mu.Unlock()
+				if resp.StatusCode != 200 || dup {
+					errs <- errors.New(path + ": status " + resp.Status + " duplicate=" + strconv.FormatBool(dup))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+func FuzzParseCount(f *testing.F) {
+	for _, s := range []string{"", "count=1", "count=10000", "count=0", "count=-1", "count=1e9", "count=%zz", "count=1&count=2", "a=b&count=7", "count=+5", "count= 5"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		n, err := parseCount(q)
+		if err != nil {
+			if !errors.Is(err, idforge.ErrInvalidCount) && !errors.Is(err, idforge.ErrInvalidArgument) {
+				t.Fatalf("parseCount(%q): %v is not a 4xx error", q, err)
+			}
+			return
+		}
+		if n < 1 || n > MaxCount {
+			t.Fatalf("parseCount(%q) = %d, out of range", q, n)
+		}
+	})
+}
+
+// Whatever a client sends, the server answers 200, a redirect to the clean
+// path (the mux's "//x" → "/x"), or a 4xx with a JSON error; never a 5xx.
+func FuzzRequests(f *testing.F) {
+	fx := newFixture(f)
+	for _, s := range [][2]string{
+		{"GET /v1/ids/order?count=3", ""}, {"GET /v1/ids/msg", ""}, {"POST /v1/keys", `{"key":"k1"}`},
+		{"GET /api/segment/get/order", ""}, {"GET /decodeSnowflakeId?snowflakeId=123", ""},
+		{"GET /v1/explain/77", ""}, {"POST /v1/keys", `{"key":"s","strategy":"snowflake"}`},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, line, body string) {
+		method, target, ok := strings.Cut(line, " ")
+		if !ok || (method != "GET" && method != "POST") || !strings.HasPrefix(target, "/") {
+			return
+		}
+		req := httptest.NewRequest(method, "http://x/", strings.NewReader(body))
+		u, err := req.URL.Parse(target)
+		if err != nil {
+			return
+		}
+		req.URL, req.RequestURI = u, ""
+		rec := httptest.NewRecorder()
+		fx.srv.Config.Handler.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s %q: %d %s", method, target, body, rec.Code, rec.Body)
+		}
+		switch {
+		case rec.Code == 200 || rec.Code == 201:
+		case rec.Code >= 300 && rec.Code < 400:
+			if rec.Header().Get("Location") == "" {
+				t.Fatalf("%s %s: redirect without Location", method, target)
+			}
+		default:
+			errorCode(t, rec.Body.String())
+		}
+	})
+}
+
+func TestSerials(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "GET", "/v1/serials/job?param.area=010&param.unit=6541&count=2", "")
+	if status != 200 || body != `{"serial":"job","values":["010-6541-00001","010-6541-00002"]}`+"\n" {
+		t.Fatalf("job = %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "POST", "/v1/serials", `{"name":"sn","template":"SN-@{seq:order,width=6}-@{checksum:mod,of=seq}"}`)
+	if status != 201 {
+		t.Fatalf("create = %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/serials/sn", "")
+	if status != 200 || !strings.Contains(body, `"SN-000003-`) {
+		t.Fatalf("sn = %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/serials", "")
+	if status != 200 || !strings.Contains(body, `"name":"job"`) || !strings.Contains(body, `"name":"sn"`) {
+		t.Fatalf("list = %d %s", status, body)
+	}
+	for _, tt := range []struct {
+		name, method, path, body string
+		status                   int
+		code, mention            string
+	}{
+		{"unknown serial", "GET", "/v1/serials/nope", "", 404, "unknown_key", "nope"},
+		{"missing parameter", "GET", "/v1/serials/job?param.area=010", "", 400, "invalid_argument", "unit"},
+		{"malformed parameter", "GET", "/v1/serials/job?param.area=01x&param.unit=6541", "", 400, "invalid_argument", "area"},
+		{"over-long parameter", "GET", "/v1/serials/job?param.area=01000&param.unit=6541", "", 400, "invalid_argument", "area"},
+		{"wrong width", "GET", "/v1/serials/job?param.area=010&param.unit=65", "", 400, "invalid_argument", "unit"},
+		{"unknown query parameter", "GET", "/v1/serials/job?area=010", "", 400, "invalid_argument", "param.NAME"},
+		{"parameter twice", "GET", "/v1/serials/job?param.area=1&param.area=2&param.unit=6541", "", 400, "invalid_argument", "area"},
+		{"count 0", "GET", "/v1/serials/job?count=0&param.area=010&param.unit=6541", "", 400, "invalid_count", ""},
+		{"count too big", "GET", "/v1/serials/job?count=10001&param.area=010&param.unit=6541", "", 400, "invalid_count", ""},
+		{"bad name", "GET", "/v1/serials/a%20b", "", 400, "invalid_key", ""},
+		{"bad template", "POST", "/v1/serials", `{"name":"x","template":"AB@{date:qq}"}`, 400, "invalid_argument", "col 10"},
+		{"unknown source", "POST", "/v1/serials", `{"name":"x","template":"@{seq:nope}"}`, 400, "invalid_argument", "nope"},
+		{"taken", "POST", "/v1/serials", `{"name":"job","template":"x"}`, 409, "key_exists", ""},
+		{"unknown field", "POST", "/v1/serials", `{"name":"x","templ":"x"}`, 400, "invalid_argument", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body, _ := f.do(t, tt.method, tt.path, tt.body)
+			if status != tt.status || errorCode(t, body) != tt.code || !strings.Contains(body, tt.mention) {
+				t.Fatalf("%d %s; want %d %s mentioning %q", status, body, tt.status, tt.code, tt.mention)
+			}
+		})
+	}
+}
+
+func TestFormatsAndDecode(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "GET", "/v1/ids/secret?count=3", "")
+	var resp idsResponse
+	if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.IDs) != 3 {
+		t.Fatalf("secret ids: %d %s", status, body)
+	}
+	for k, s := range resp.IDs {
+		if len(s) < 7 || s == strconv.Itoa(k+1) {
+			t.Fatalf("%q is not an obfuscated base62 ID", s)
+		}
+		status, body, _ := f.do(t, "GET", "/v1/decode/secret/"+s, "")
+		if status != 200 || !strings.Contains(body, `"id":"`+strconv.Itoa(k+1)+`"`) {
+			t.Fatalf("decode %s: %d %s", s, status, body)
+		}
+	}
+	status, body, _ = f.do(t, "GET", "/v1/keys/secret", "")
+	if status != 200 || !strings.Contains(body, `"format":"feistel:bits=40+base62:min=7"`) {
+		t.Fatalf("key shows no format: %s", body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/ids/order?count=2&format=base62:min=4", "")
+	if status != 200 || !strings.Contains(body, `"ids":["0001","0002"]`) {
+		t.Fatalf("order as base62: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "POST", "/v1/keys", `{"key":"trace","strategy":"uuidv7"}`)
+	if status != 201 {
+		t.Fatalf("create uuidv7 key: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/ids/trace?count=2", "")
+	if status != 200 || strings.Count(body, "-") != 8 {
+		t.Fatalf("uuidv7 ids: %d %s", status, body)
+	}
+	for _, tt := range []struct{ path, code string }{
+		{"/v1/ids/order?format=base64", "invalid_argument"},
+		{"/v1/ids/order?format=feistel:bits=40", "invalid_argument"},
+		{"/v1/ids/order?format=hex&format=hex", "invalid_argument"},
+		{"/v1/decode/secret/!!", "invalid_argument"},
+		{"/v1/decode/order/12a", "invalid_argument"},
+		{"/v1/decode/a%20b/1", "invalid_key"},
+		{"/v1/ids/trace?format=hex", "invalid_argument"},
+	} {
+		status, body, _ := f.do(t, "GET", tt.path, "")
+		if status != 400 || errorCode(t, body) != tt.code {
+			t.Errorf("%s: %d %s, want 400 %s", tt.path, status, body, tt.code)
+		}
+	}
+	if status, body, _ := f.do(t, "GET", "/api/segment/get/trace", ""); status != 400 || errorCode(t, body) != "wrong_strategy" {
+		t.Errorf("Leaf endpoint on a uuidv7 key: %d %s", status, body)
+	}
+}
