@@ -1,0 +1,136 @@
+package client
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+// BenchmarkClient measures Next through each kind of client, side by
+// side: embedded, HTTP and gRPC over loopback TCP, and both remote ones
+// with a range cache (batch 1000), which turns most calls into local
+// ones. RunParallel with 16 goroutines per CPU; segments are large so
+// that store claims do not show.
+func BenchmarkClient(b *testing.B) {
+	st := memstore.New()
+	st.CreateKey(context.Background(), idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: idforge.MaxStep, MaxID: 1})
+	n := newNode(b, st, 1, 100_000_000)
+	for _, v := range []struct {
+		name string
+		mode mode
+		opts []Option
+	}{
+		{"Embedded", modes[0], nil},
+		{"HTTP", modes[1], nil},
+		{"GRPC", modes[2], nil},
+		{"HTTP+RangeCache1000", modes[1], []Option{WithRangeCache(1000, 0.2)}},
+		{"HTTP+RangeCache10000", modes[1], []Option{WithRangeCache(10000, 0.2)}},
+		{"GRPC+RangeCache1000", modes[2], []Option{WithRangeCache(1000, 0.2)}},
+		{"GRPC+RangeCache10000", modes[2], []Option{WithRangeCache(10000, 0.2)}},
+	} {
+		b.Run(v.name+"/Next", func(b *testing.B) {
+			c := v.mode.new(b, []*node{n}, v.opts...)
+			defer c.Close()
+			ctx := context.Background()
+			if _, err := c.Next(ctx, "order"); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetParallelism(16)
+			start := time.Now()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Next(ctx, "order"); err != nil {
+						panic(err)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ids/s")
+		})
+	}
+	// One caller: the cost of a cached ID when refills keep up.
+	b.Run("GRPC+RangeCache10000/NextSerial", func(b *testing.B) {
+		c := modes[2].new(b, []*node{n}, WithRangeCache(10000, 0.2))
+		defer c.Close()
+		ctx := context.Background()
+		if _, err := c.Next(ctx, "order"); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		start := time.Now()
+		for b.Loop() {
+			if _, err := c.Next(ctx, "order"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ids/s")
+	})
+}
+
+// localConn is a node without a network: it hands out consecutive
+// ranges at once, so that BenchmarkRangeCache measures the cache alone.
+type localConn struct{ last atomic.Int64 }
+
+func (l *localConn) next(ctx context.Context, key string) (int64, error) {
+	return l.last.Add(1), nil
+}
+
+func (l *localConn) nextN(ctx context.Context, key string, n int) ([]int64, error) {
+	end := l.last.Add(int64(n))
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = end - int64(n) + int64(i) + 1
+	}
+	return ids, nil
+}
+
+func (l *localConn) explain(ctx context.Context, id int64) (Explanation, error) {
+	return Explanation{}, nil
+}
+
+func (l *localConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+	return idforge.StrategySegment, nil
+}
+
+func (l *localConn) close() error { return nil }
+
+// BenchmarkRangeCache measures what a cached ID costs the caller when
+// refills keep up (a node that answers at once): the atomic add of the
+// hot path, plus the refills amortised over 10,000 IDs.
+func BenchmarkRangeCache(b *testing.B) {
+	newClient := func(b *testing.B) Client {
+		r := &remote{eps: []*endpoint{{bit: 1, conn: &localConn{}}}, timeout: time.Second}
+		c := newCached(r, 10_000, 0.2)
+		b.Cleanup(func() { c.Close() })
+		if _, err := c.Next(context.Background(), "order"); err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	b.Run("Next", func(b *testing.B) {
+		c := newClient(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.Next(ctx, "order"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("NextParallel", func(b *testing.B) {
+		c := newClient(b)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := c.Next(ctx, "order"); err != nil {
+					panic(err)
+				}
+			}
+		})
+	})
+}

@@ -1,0 +1,75 @@
+package client
+
+import (
+	"context"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// MaxCount is the largest number of IDs an idforge server hands out in
+// one call; it bounds WithRangeCache's batch. Remote clients pass larger
+// NextN counts on and the server refuses them (idforge.ErrInvalidCount).
+const MaxCount = 10_000
+
+// Client issues IDs for named keys, whichever way idforge is deployed.
+// Implementations are safe for concurrent use.
+type Client interface {
+	// Next returns one ID for key. Errors wrap the idforge sentinels:
+	// idforge.ErrUnknownKey, idforge.ErrInvalidKey,
+	// idforge.ErrUnavailable, …
+	Next(ctx context.Context, key string) (int64, error)
+	// NextN returns n IDs for key (n ≥ 1): strictly increasing for a
+	// segment key, k-sorted for a snowflake key. n < 1 is an error
+	// wrapping idforge.ErrInvalidCount; a remote server refuses n above
+	// its maximum (MaxCount by default) the same way.
+	NextN(ctx context.Context, key string, n int) ([]int64, error)
+	// Explain decodes a snowflake ID with the layout of the (first
+	// answering) node; a negative ID or one the layout cannot have made
+	// is an error wrapping idforge.ErrInvalidArgument.
+	Explain(ctx context.Context, id int64) (Explanation, error)
+	// Key returns a generator of key's IDs over this client.
+	Key(key string) idforge.BatchGenerator
+	// Close releases the client's connections and drops IDs it has
+	// cached (gaps). Calls after Close fail with idforge.ErrClosed. An
+	// embedded client does not close its issuer. Close is idempotent.
+	Close() error
+}
+
+// Explanation is a snowflake ID decoded into its fields (Vesta's expId).
+type Explanation struct {
+	// ID is the decoded ID.
+	ID int64
+	// Parts are its fields: Time (UTC, the start of its tick), Ticks,
+	// Datacenter, Worker, Sequence and Fixed.
+	snowflake.Parts
+	// Layout is the layout's spec, e.g.
+	// "time:41,datacenter:5,worker:5,sequence:12,unit=1ms,epoch=…".
+	Layout string
+	// Expires is when the layout's time bits run out.
+	Expires time.Time
+}
+
+// keyGen is Client.Key's adapter.
+type keyGen struct {
+	c   Client
+	key string
+}
+
+var _ idforge.BatchGenerator = keyGen{}
+
+func (g keyGen) Next(ctx context.Context) (int64, error) { return g.c.Next(ctx, g.key) }
+
+func (g keyGen) NextN(ctx context.Context, n int) ([]int64, error) {
+	return g.c.NextN(ctx, g.key, n)
+}
+
+// explanation builds the Explanation of id from a layout.
+func explanation(l snowflake.Layout, id int64) (Explanation, error) {
+	p, err := l.Explain(id)
+	if err != nil {
+		return Explanation{}, err
+	}
+	return Explanation{ID: id, Parts: p, Layout: l.String(), Expires: l.Expires()}, nil
+}

@@ -1,0 +1,58 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
+)
+
+// embedded is a Client over an issuer in this process.
+type embedded struct {
+	iss    *issuer.Issuer
+	closed atomic.Bool
+}
+
+var _ Client = (*embedded)(nil)
+
+// NewEmbedded returns a Client over iss, which runs in this process
+// (Vesta's embedded mode): no network, the issuer's own buffers, and no
+// limit on NextN beyond the issuer's. The caller keeps ownership of iss:
+// Close does not close it.
+func NewEmbedded(iss *issuer.Issuer) Client {
+	return &embedded{iss: iss}
+}
+
+func (e *embedded) Next(ctx context.Context, key string) (int64, error) {
+	if e.closed.Load() {
+		return 0, errClosed
+	}
+	return e.iss.Next(ctx, key)
+}
+
+func (e *embedded) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	return e.iss.NextN(ctx, key, n)
+}
+
+func (e *embedded) Explain(ctx context.Context, id int64) (Explanation, error) {
+	if e.closed.Load() {
+		return Explanation{}, errClosed
+	}
+	g := e.iss.Snowflake()
+	if g == nil {
+		return Explanation{}, fmt.Errorf("%w: the issuer runs no snowflake generator", idforge.ErrUnavailable)
+	}
+	return explanation(g.Layout(), id)
+}
+
+func (e *embedded) Key(key string) idforge.BatchGenerator { return keyGen{e, key} }
+
+func (e *embedded) Close() error {
+	e.closed.Store(true)
+	return nil
+}

@@ -1,0 +1,146 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http/httptest"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/test/bufconn"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/client"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/server/grpcapi"
+	"github.com/idforge/idforge/server/httpapi"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newIssuer returns an issuer over an in-memory store with the segment
+// key "order" (first ID 1). A real deployment uses store/sqlite or a SQL
+// server, and a snowflake generator for snowflake keys.
+func newIssuer() *issuer.Issuer {
+	st := memstore.New()
+	st.CreateKey(context.Background(), idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	return issuer.New(st, nil, issuer.Settings{Logger: quiet})
+}
+
+// The issuer runs in the calling process: no server, no network.
+func ExampleNewEmbedded() {
+	iss := newIssuer()
+	defer iss.Close()
+	c := client.NewEmbedded(iss)
+	defer c.Close()
+	ctx := context.Background()
+
+	ids, _ := c.NextN(ctx, "order", 3)
+	fmt.Println(ids)
+
+	// One key as an idforge.Generator, for code that takes one.
+	var orders idforge.Generator = c.Key("order")
+	id, _ := orders.Next(ctx)
+	fmt.Println(id)
+
+	_, err := c.Next(ctx, "invoice")
+	fmt.Println(errors.Is(err, idforge.ErrUnknownKey))
+	// Output:
+	// [1 2 3]
+	// 4
+	// true
+}
+
+// Two idforge nodes behind the REST API; the client prefers the first and
+// fails over to the second.
+func ExampleNewHTTP() {
+	iss := newIssuer()
+	defer iss.Close()
+	srv := httptest.NewServer(httpapi.New(iss, httpapi.Options{Logger: quiet}))
+	defer srv.Close()
+	backup := httptest.NewServer(httpapi.New(iss, httpapi.Options{Logger: quiet}))
+	defer backup.Close()
+
+	c, err := client.NewHTTP([]string{srv.URL, backup.URL}, client.WithToken("secret"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	id, _ := c.Next(ctx, "order")
+	fmt.Println(id)
+	srv.Close() // the first node goes away
+	id, err = c.Next(ctx, "order")
+	fmt.Println(id, err)
+
+	_, err = c.NextN(ctx, "order", 0)
+	fmt.Println(errors.Is(err, idforge.ErrInvalidCount))
+	// Output:
+	// 1
+	// 2 <nil>
+	// true
+}
+
+// A central server over gRPC, here in process over bufconn; a real client
+// gives host:port addresses.
+func ExampleNewGRPC() {
+	iss := newIssuer()
+	defer iss.Close()
+	g := grpc.NewServer()
+	grpcapi.New(iss, grpcapi.Options{Logger: quiet}).Register(g)
+	ln := bufconn.Listen(1 << 20)
+	go g.Serve(ln)
+	defer g.Stop()
+
+	c, err := client.NewGRPC([]string{"passthrough:///idforge"},
+		client.WithDialOptions(grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return ln.DialContext(ctx)
+		})))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	ids, _ := c.NextN(ctx, "order", 5)
+	fmt.Println(ids)
+
+	_, err = c.Next(ctx, "nope")
+	var srvErr *client.Error
+	fmt.Println(errors.Is(err, idforge.ErrUnknownKey), errors.As(err, &srvErr) && srvErr.Code == "unknown_key")
+	// Output:
+	// [1 2 3 4 5]
+	// true true
+}
+
+// A range cache: the client fetches 100 IDs per request and hands them
+// out locally, fetching the next block when 20 are left.
+func ExampleWithRangeCache() {
+	iss := newIssuer()
+	defer iss.Close()
+	srv := httptest.NewServer(httpapi.New(iss, httpapi.Options{Logger: quiet}))
+	defer srv.Close()
+
+	c, err := client.NewHTTP([]string{srv.URL}, client.WithRangeCache(100, 0.2))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	var last int64
+	for range 250 {
+		last, _ = c.Next(ctx, "order")
+	}
+	fmt.Println(last)
+	// Output:
+	// 250
+}

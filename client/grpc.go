@@ -1,0 +1,138 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/idforge/idforge"
+	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+)
+
+// errorDomain is the ErrorInfo domain of idforge servers
+// (grpcapi.ErrorDomain).
+const errorDomain = "idforge"
+
+// NewGRPC returns a Client talking to the IDForge gRPC service on the
+// nodes at addrs, in order of preference (see the package doc). An
+// address is a gRPC target: host:port, or with a resolver scheme
+// ("dns:///ids.internal:9090", "passthrough:///…"). Connections are made
+// lazily, on the first call to each node. It returns an error wrapping
+// idforge.ErrInvalidArgument for an empty address list or an invalid
+// option, and gRPC's error for a target it cannot parse.
+func NewGRPC(addrs []string, opts ...Option) (Client, error) {
+	o, err := buildOptions(addrs, opts)
+	if err != nil {
+		return nil, err
+	}
+	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	if o.tls != nil {
+		dial[0] = grpc.WithTransportCredentials(credentials.NewTLS(o.tls))
+	}
+	if o.token != "" {
+		dial = append(dial, grpc.WithPerRPCCredentials(bearer{"Bearer " + o.token}))
+	}
+	dial = append(dial, o.dialOptions...)
+	return newRemote(addrs, o, func(addr string) (conn, error) {
+		cc, err := grpc.NewClient(addr, dial...)
+		if err != nil {
+			return nil, fmt.Errorf("idforge client: %s: %w", addr, err)
+		}
+		return &grpcConn{addr: addr, cc: cc, api: idforgev1.NewIDForgeClient(cc)}, nil
+	})
+}
+
+// bearer sends a token as the authorization metadata of every call.
+type bearer struct{ value string }
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": b.value}, nil
+}
+
+// RequireTransportSecurity is false: WithToken documents that without
+// WithTLS the token travels in clear text (e.g. on a trusted loopback or
+// a service mesh that encrypts).
+func (b bearer) RequireTransportSecurity() bool { return false }
+
+var _ conn = (*grpcConn)(nil)
+
+// grpcConn is one node of the gRPC API.
+type grpcConn struct {
+	addr string
+	cc   *grpc.ClientConn
+	api  idforgev1.IDForgeClient
+}
+
+// errorOf turns a gRPC error into an *Error carrying the idforge code of
+// the status details.
+func (g *grpcConn) errorOf(err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("idforge client: %s: %w", g.addr, err)
+	}
+	e := &Error{Server: g.addr, Message: st.Message(), GRPCCode: st.Code()}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
+			e.Code = info.GetReason()
+			break
+		}
+	}
+	return e
+}
+
+func (g *grpcConn) next(ctx context.Context, key string) (int64, error) {
+	r, err := g.api.Next(ctx, &idforgev1.NextRequest{Key: key})
+	if err != nil {
+		return 0, g.errorOf(err)
+	}
+	return r.GetId(), nil
+}
+
+func (g *grpcConn) nextN(ctx context.Context, key string, n int) ([]int64, error) {
+	// A count past int32 is sent as the largest int32: the server refuses
+	// it as it refuses anything above its maximum.
+	r, err := g.api.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: key, Count: int32(min(n, math.MaxInt32))})
+	if err != nil {
+		return nil, g.errorOf(err)
+	}
+	if len(r.GetIds()) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
+	}
+	return r.GetIds(), nil
+}
+
+func (g *grpcConn) explain(ctx context.Context, id int64) (Explanation, error) {
+	r, err := g.api.Explain(ctx, &idforgev1.ExplainRequest{Id: id})
+	if err != nil {
+		return Explanation{}, g.errorOf(err)
+	}
+	ex := Explanation{ID: r.GetId(), Layout: r.GetLayout(), Expires: r.GetExpires().AsTime()}
+	ex.Time, ex.Ticks, ex.Fixed = r.GetTime().AsTime(), r.GetTicks(), r.GetFixed()
+	ex.Datacenter, ex.Worker, ex.Sequence = r.GetDatacenter(), r.GetWorker(), r.GetSequence()
+	if len(ex.Fixed) == 0 {
+		ex.Fixed = nil
+	}
+	return ex, nil
+}
+
+func (g *grpcConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+	k, err := g.api.GetKey(ctx, &idforgev1.GetKeyRequest{Key: key})
+	if err != nil {
+		return "", g.errorOf(err)
+	}
+	switch k.GetStrategy() {
+	case idforgev1.Strategy_STRATEGY_SEGMENT:
+		return idforge.StrategySegment, nil
+	case idforgev1.Strategy_STRATEGY_SNOWFLAKE:
+		return idforge.StrategySnowflake, nil
+	}
+	return idforge.Strategy(k.GetStrategy().String()), nil
+}
+
+func (g *grpcConn) close() error { return g.cc.Close() }

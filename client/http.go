@@ -1,0 +1,213 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// maxBody bounds the answers read: 10,000 IDs as JSON strings take about
+// 230 kB.
+const maxBody = 4 << 20
+
+// NewHTTP returns a Client talking to idforge's HTTP API (GET
+// /v1/ids/{key}, /v1/explain/{id}, and /v1/keys/{key} once per key with
+// WithRangeCache) on the nodes at addrs, in order of preference (see the
+// package doc). An address is host:port (http://, or https:// with
+// WithTLS) or a URL with a scheme and optionally a path prefix
+// ("https://ids.example.com/idforge"). It returns an error wrapping
+// idforge.ErrInvalidArgument for an empty or malformed address list or an
+// invalid option; it makes no request.
+func NewHTTP(addrs []string, opts ...Option) (Client, error) {
+	o, err := buildOptions(addrs, opts)
+	if err != nil {
+		return nil, err
+	}
+	hc, own := o.httpClient, (*http.Transport)(nil)
+	if hc == nil {
+		own = http.DefaultTransport.(*http.Transport).Clone()
+		own.MaxIdleConnsPerHost = 256
+		own.MaxIdleConns = 0
+		own.TLSClientConfig = o.tls
+		hc = &http.Client{Transport: own}
+	}
+	auth := ""
+	if o.token != "" {
+		auth = "Bearer " + o.token
+	}
+	return newRemote(addrs, o, func(addr string) (conn, error) {
+		base, err := baseURL(addr, o.tls != nil)
+		if err != nil {
+			return nil, err
+		}
+		return &httpConn{addr: addr, base: base, hc: hc, own: own, auth: auth}, nil
+	})
+}
+
+// baseURL turns an address into the URL the API paths are appended to.
+func baseURL(addr string, useTLS bool) (string, error) {
+	if !strings.Contains(addr, "://") {
+		scheme := "http://"
+		if useTLS {
+			scheme = "https://"
+		}
+		addr = scheme + addr
+	}
+	u, err := url.Parse(addr)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%w: client: server address %q is not host:port or an http(s) URL", idforge.ErrInvalidArgument, addr)
+	}
+	return strings.TrimRight(u.Scheme+"://"+u.Host+u.EscapedPath(), "/"), nil
+}
+
+var _ conn = (*httpConn)(nil)
+
+// httpConn is one node of the HTTP API.
+type httpConn struct {
+	addr string
+	base string
+	hc   *http.Client
+	own  *http.Transport // the client's own transport; nil with WithHTTPClient
+	auth string
+}
+
+// get fetches base+path into out, or returns the node's error answer as
+// an *Error.
+func (h *httpConn) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	if err != nil {
+		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if h.auth != "" {
+		req.Header.Set("Authorization", h.auth)
+	}
+	resp, err := h.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, maxBody)
+	if resp.StatusCode != http.StatusOK {
+		return h.errorOf(resp, body)
+	}
+	if err := json.NewDecoder(body).Decode(out); err != nil {
+		return fmt.Errorf("idforge client: %s: reading the answer to GET %s: %w", h.addr, path, err)
+	}
+	io.Copy(io.Discard, body) // so the connection can be reused
+	return nil
+}
+
+// errorOf reads an error answer: {"error":{"code","message"}} from
+// idforge, anything else from whatever stands in between.
+func (h *httpConn) errorOf(resp *http.Response, body io.Reader) error {
+	raw, _ := io.ReadAll(io.LimitReader(body, 64<<10))
+	e := &Error{Server: h.addr, HTTPStatus: resp.StatusCode}
+	var answer struct {
+		Error struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &answer) == nil && answer.Error.Code != "" {
+		e.Code, e.Message = answer.Error.Code, answer.Error.Message
+		return e
+	}
+	e.Message = strings.TrimSpace(string(raw))
+	if len(e.Message) > 200 {
+		e.Message = e.Message[:200] + "…"
+	}
+	if e.Message == "" {
+		e.Message = resp.Status
+	}
+	return e
+}
+
+// idsAnswer is the answer of GET /v1/ids/{key}.
+type idsAnswer struct {
+	IDs []string `json:"ids"`
+}
+
+func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) {
+	path := "/v1/ids/" + url.PathEscape(key)
+	if n != 1 {
+		path += "?count=" + strconv.Itoa(n)
+	}
+	var a idsAnswer
+	if err := h.get(ctx, path, &a); err != nil {
+		return nil, err
+	}
+	if len(a.IDs) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", h.addr, n, len(a.IDs))
+	}
+	ids := make([]int64, n)
+	for i, s := range a.IDs {
+		id, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("idforge client: %s: ID %q is not a decimal int64", h.addr, s)
+		}
+		ids[i] = id
+	}
+	return ids, nil
+}
+
+func (h *httpConn) next(ctx context.Context, key string) (int64, error) {
+	ids, err := h.ids(ctx, key, 1)
+	if err != nil {
+		return 0, err
+	}
+	return ids[0], nil
+}
+
+func (h *httpConn) nextN(ctx context.Context, key string, n int) ([]int64, error) {
+	return h.ids(ctx, key, n)
+}
+
+// explainAnswer is the answer of GET /v1/explain/{id}.
+type explainAnswer struct {
+	ID         string           `json:"id"`
+	Layout     string           `json:"layout"`
+	Time       time.Time        `json:"time"`
+	Ticks      int64            `json:"ticks"`
+	Datacenter int64            `json:"datacenter"`
+	Worker     int64            `json:"worker"`
+	Sequence   int64            `json:"sequence"`
+	Fixed      map[string]int64 `json:"fixed"`
+	Expires    time.Time        `json:"expires"`
+}
+
+func (h *httpConn) explain(ctx context.Context, id int64) (Explanation, error) {
+	var a explainAnswer
+	if err := h.get(ctx, "/v1/explain/"+strconv.FormatInt(id, 10), &a); err != nil {
+		return Explanation{}, err
+	}
+	ex := Explanation{ID: id, Layout: a.Layout, Expires: a.Expires.UTC()}
+	ex.Time, ex.Ticks, ex.Fixed = a.Time.UTC(), a.Ticks, a.Fixed
+	ex.Datacenter, ex.Worker, ex.Sequence = a.Datacenter, a.Worker, a.Sequence
+	return ex, nil
+}
+
+func (h *httpConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+	var a struct {
+		Strategy idforge.Strategy `json:"strategy"`
+	}
+	if err := h.get(ctx, "/v1/keys/"+url.PathEscape(key), &a); err != nil {
+		return "", err
+	}
+	return a.Strategy, nil
+}
+
+func (h *httpConn) close() error {
+	if h.own != nil {
+		h.own.CloseIdleConnections()
+	}
+	return nil
+}

@@ -1,0 +1,239 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// coolDown is how long a node that failed is passed over, unless every
+// node has failed.
+const coolDown = 30 * time.Second
+
+// Backoff between rounds once every node failed within one call.
+const (
+	roundBackoffMin = 20 * time.Millisecond
+	roundBackoffMax = 500 * time.Millisecond
+)
+
+// conn is one node behind one address, spoken to over one transport.
+// Errors that the node answered are *Error.
+type conn interface {
+	next(ctx context.Context, key string) (int64, error)
+	nextN(ctx context.Context, key string, n int) ([]int64, error)
+	explain(ctx context.Context, id int64) (Explanation, error)
+	strategy(ctx context.Context, key string) (idforge.Strategy, error)
+	close() error
+}
+
+// endpoint is a node with its health as this client sees it.
+type endpoint struct {
+	bit       uint64 // 1 << its index
+	conn      conn
+	downUntil atomic.Int64 // Unix ns; passed over until then; 0 when healthy
+}
+
+// remote is a Client over one or more nodes, with fail-over (see the
+// package doc).
+type remote struct {
+	eps     []*endpoint
+	timeout time.Duration
+	retries int
+	closed  atomic.Bool
+}
+
+var _ Client = (*remote)(nil)
+
+// newRemote builds a remote client, or a cached one, over one conn per
+// address. dial is called once per address; on failure the conns built
+// so far are closed.
+func newRemote(addrs []string, o options, dial func(addr string) (conn, error)) (Client, error) {
+	r := &remote{timeout: o.timeout, retries: o.retries}
+	for i, a := range addrs {
+		c, err := dial(a)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		r.eps = append(r.eps, &endpoint{bit: 1 << i, conn: c})
+	}
+	if o.cacheBatch > 0 {
+		return newCached(r, o.cacheBatch, o.refillAt), nil
+	}
+	return r, nil
+}
+
+// pick returns the node to try next: the first node, in order of
+// preference, not tried in this call and not failed recently; when all
+// untried nodes failed recently, the one that failed longest ago; nil
+// when every node was tried.
+func (r *remote) pick(tried uint64) *endpoint {
+	now := time.Now().UnixNano()
+	var best *endpoint
+	var bestUntil int64
+	for _, ep := range r.eps {
+		if tried&ep.bit != 0 {
+			continue
+		}
+		until := ep.downUntil.Load()
+		if until <= now {
+			return ep
+		}
+		if best == nil || until < bestUntil {
+			best, bestUntil = ep, until
+		}
+	}
+	return best
+}
+
+// do runs op against the nodes until one succeeds, an error says retrying
+// is pointless, the retries are spent or ctx ends.
+func (r *remote) do(ctx context.Context, op func(context.Context, conn) error) error {
+	if r.closed.Load() {
+		return errClosed
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, r.timeout)
+		defer cancel()
+	}
+	var (
+		tried   uint64
+		lastErr error
+		backoff = roundBackoffMin
+	)
+	for attempt := 0; ; attempt++ {
+		ep := r.pick(tried)
+		if ep == nil { // every node failed in this round
+			if !sleep(ctx, backoff) {
+				break
+			}
+			backoff = min(2*backoff, roundBackoffMax)
+			tried = 0
+			ep = r.pick(tried)
+		}
+		tried |= ep.bit
+		err := r.attempt(ctx, ep, op, attempt < r.retries && r.pick(tried) != nil)
+		if err == nil {
+			if ep.downUntil.Load() != 0 {
+				ep.downUntil.Store(0)
+			}
+			return nil
+		}
+		lastErr = err
+		if ctx.Err() != nil || !retriable(err) {
+			break
+		}
+		ep.downUntil.Store(time.Now().Add(coolDown).UnixNano())
+		if attempt >= r.retries || r.closed.Load() {
+			break
+		}
+	}
+	switch {
+	case lastErr == nil:
+		return ctx.Err()
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w (last error: %w)", ctx.Err(), lastErr)
+	case retriable(lastErr) && !errors.Is(lastErr, idforge.ErrUnavailable):
+		return fmt.Errorf("%w: no node answered: %w", idforge.ErrUnavailable, lastErr)
+	}
+	return lastErr
+}
+
+// attempt runs op once against ep. While another node is left to try, it
+// gets at most half of the time left, so that a node that hangs leaves
+// time for the next.
+func (r *remote) attempt(ctx context.Context, ep *endpoint, op func(context.Context, conn) error, more bool) error {
+	if more {
+		if dl, ok := ctx.Deadline(); ok {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Until(dl)/2)
+			defer cancel()
+		}
+	}
+	return op(ctx, ep.conn)
+}
+
+// sleep waits d, or less when ctx ends first; it reports whether ctx is
+// still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+func (r *remote) Next(ctx context.Context, key string) (int64, error) {
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return 0, err
+	}
+	var id int64
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		id, err = c.next(ctx, key)
+		return err
+	})
+	return id, err
+}
+
+// checkCount refuses n < 1 without asking a server.
+func checkCount(n int) error {
+	if n < 1 {
+		return fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	return nil
+}
+
+func (r *remote) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return nil, err
+	}
+	if err := checkCount(n); err != nil {
+		return nil, err
+	}
+	var ids []int64
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		ids, err = c.nextN(ctx, key, n)
+		return err
+	})
+	return ids, err
+}
+
+func (r *remote) Explain(ctx context.Context, id int64) (Explanation, error) {
+	var ex Explanation
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		ex, err = c.explain(ctx, id)
+		return err
+	})
+	return ex, err
+}
+
+// strategy asks a node for key's strategy.
+func (r *remote) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+	var s idforge.Strategy
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		s, err = c.strategy(ctx, key)
+		return err
+	})
+	return s, err
+}
+
+func (r *remote) Key(key string) idforge.BatchGenerator { return keyGen{r, key} }
+
+func (r *remote) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, ep := range r.eps {
+		errs = append(errs, ep.conn.close())
+	}
+	return errors.Join(errs...)
+}
