@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// maxNext bounds 'idforge next -n'.
+const maxNext = 1_000_000
+
+func cmdNext(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("next", stderr)
+	nf := newNodeFlags(fs, false)
+	count := fs.Int("n", 1, "how many IDs")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("next takes one KEY, got %d arguments", len(pos))
+	}
+	if *count < 1 || *count > maxNext {
+		return usageErr("-n %d: want 1..%d", *count, maxNext)
+	}
+	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
+		ids, err := n.issuer.TakeStrings(ctx, pos[0], *count)
+		if err != nil {
+			return err
+		}
+		for _, id := range ids {
+			fmt.Fprintln(stdout, id)
+		}
+		return nil
+	})
+}
+
+// withNode opens the configured node, runs fn on it and closes it; a
+// failure to close (the final time fence not written) is an error too.
+func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*node) error) error {
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	n, err := openNode(ctx, cfg, newLogger(stderr, cfg.LogLevel), cfg.owner(""), getenv)
+	if err != nil {
+		return exitErr(err)
+	}
+	if err := fn(n); err != nil {
+		n.Close()
+		return exitErr(err)
+	}
+	return n.Close()
+}
+
+func cmdExplain(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("explain", stderr)
+	nf := newLayoutFlags(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("explain takes one ID, got %d arguments", len(pos))
+	}
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
+	if err != nil {
+		return exitErr(err)
+	}
+	id, err := strconv.ParseInt(pos[0], 10, 64)
+	if err != nil || id < 0 {
+		return usageErr("ID %q is not a non-negative 64-bit decimal number", pos[0])
+	}
+	p, err := layout.Explain(id)
+	if err != nil {
+		return exitErr(err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"id": strconv.FormatInt(id, 10), "layout": layout.String(), "time": p.Time,
+			"unix_ms": p.Time.UnixMilli(), "ticks": p.Ticks, "datacenter": p.Datacenter,
+			"worker": p.Worker, "sequence": p.Sequence, "fixed": p.Fixed, "expires": layout.Expires(),
+		})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%d\n", id)
+	fmt.Fprintf(tw, "layout\t%s\n", layout)
+	fmt.Fprintf(tw, "time\t%s\n", p.Time.Format(time.RFC3339Nano))
+	fmt.Fprintf(tw, "unix_ms\t%d\n", p.Time.UnixMilli())
+	fmt.Fprintf(tw, "ticks\t%d\n", p.Ticks)
+	if layout.MaxDatacenter() > 0 {
+		fmt.Fprintf(tw, "datacenter\t%d\n", p.Datacenter)
+	}
+	fmt.Fprintf(tw, "worker\t%d\n", p.Worker)
+	fmt.Fprintf(tw, "sequence\t%d\n", p.Sequence)
+	for _, f := range layout.Fields {
+		if f.Kind == snowflake.KindFixed {
+			fmt.Fprintf(tw, "%s\t%d\n", f.Name, p.Fixed[f.Name])
+		}
+	}
+	fmt.Fprintf(tw, "expires\t%s (the layout's time bits run out)\n", layout.Expires().Format(time.RFC3339))
+	return tw.Flush()
+}
+
+// cmdMake forges an ID from its fields (Vesta's makeId), for tests,
+// migrations and range queries ("every ID issued after 08:00").
+func cmdMake(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("make", stderr)
+	nf := newLayoutFlags(fs)
+	at := fs.String("time", "", "time: RFC 3339 or unix milliseconds (required)")
+	var p snowflake.Parts
+	fs.Int64Var(&p.Worker, "worker", 0, "worker ID")
+	fs.Int64Var(&p.Datacenter, "datacenter", 0, "datacenter ID")
+	fs.Int64Var(&p.Sequence, "sequence", 0, "sequence number")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErr("make takes no arguments, only flags")
+	}
+	if *at == "" {
+		return usageErr("make needs --time")
+	}
+	if ms, err := strconv.ParseInt(*at, 10, 64); err == nil {
+		p.Time = time.UnixMilli(ms)
+	} else if p.Time, err = time.Parse(time.RFC3339Nano, *at); err != nil {
+		return usageErr("--time %q: want RFC 3339 or unix milliseconds", *at)
+	}
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
+	if err != nil {
+		return exitErr(err)
+	}
+	id, err := layout.Make(p)
+	if err != nil {
+		return exitErr(err)
+	}
+	fmt.Fprintln(stdout, id)
+	return nil
+}
+
+func cmdLayouts(stdout io.Writer) error {
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PRESET\tIDS/S PER WORKER\tWORKERS\tEXPIRES\tSPEC")
+	for _, name := range snowflake.Presets() {
+		l, err := snowflake.Preset(name)
+		if err != nil {
+			return err
+		}
+		workers := (l.MaxWorker() + 1) * (l.MaxDatacenter() + 1)
+		fmt.Fprintf(tw, "%s\t%.0f\t%d\t%s\t%s\n", name, l.CapPerSecond(), workers, l.Expires().Format("2006-01-02"), l)
+	}
+	return tw.Flush()
+}
+
+func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) == 0 {
+		return usageErr("keys needs a subcommand: create or list")
+	}
+	switch args[0] {
+	case "create":
+		return cmdKeysCreate(ctx, args[1:], stdout, stderr, getenv)
+	case "list":
+		return cmdKeysList(ctx, args[1:], stdout, stderr, getenv)
+	}
+	return usageErr("unknown keys subcommand %q (want create or list)", args[0])
+}
+
+func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("keys create", stderr)
+	nf := newNodeFlags(fs, false)
+	var kc KeyConfig
+	fs.StringVar(&kc.Strategy, "strategy", "segment", "segment or snowflake")
+	fs.Int64Var(&kc.Step, "step", 0, "segment length claimed at once (segment keys; default 1000)")
+	fs.Int64Var(&kc.Start, "start", 0, "first ID issued (segment keys; default 1)")
+	fs.StringVar(&kc.Description, "description", "", "free text")
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usageErr("keys create takes one KEY, got %d arguments", len(pos))
+	}
+	kc.Name = pos[0]
+	k, err := kc.key()
+	if err != nil {
+		return exitErr(err)
+	}
+	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
+		if err := n.issuer.CreateKey(ctx, k); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "created %s key %q\n", k.Strategy, k.Name)
+		return nil
+	})
+}
+
+func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("keys list", stderr)
+	nf := newNodeFlags(fs, false)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 0 {
+		return usageErr("keys list takes no arguments")
+	}
+	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
+		keys, err := n.issuer.Keys(ctx)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "KEY\tSTRATEGY\tSTEP\tMAX_ID\tDESCRIPTION")
+		for _, k := range keys {
+			step, maxID := "-", "-"
+			if k.Strategy == idforge.StrategySegment {
+				step, maxID = strconv.FormatInt(k.Step, 10), strconv.FormatInt(k.MaxID, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Strategy, step, maxID, k.Description)
+		}
+		return tw.Flush()
+	})
+}

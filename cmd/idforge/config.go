@@ -1,0 +1,479 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/auth"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// Config is everything a node can be told. Values come, later ones
+// winning, from the defaults, the config file, IDFORGE_* environment
+// variables and command-line flags.
+type Config struct {
+	// HTTP is the address the server listens on.
+	HTTP string `toml:"http"`
+	// GRPC, when set, is the address the gRPC server (IDForge, health,
+	// reflection) listens on; empty means no gRPC.
+	GRPC string `toml:"grpc"`
+	// Data is the node's data directory: its lock, worker ID, time fence
+	// and (by default) its SQLite database.
+	Data string `toml:"data"`
+	// Store is the store URL; empty means sqlite in the data directory.
+	Store string `toml:"store"`
+	// Advertise is how other nodes and coordinators know this node,
+	// "host:port". Default: the host name and the listening port (the
+	// one-shot commands use "host:cli").
+	Advertise string `toml:"advertise"`
+	// LogLevel is debug, info, warn or error.
+	LogLevel string `toml:"log_level"`
+	// RefreshKeys is how often the server re-reads the key catalogue, so
+	// keys added or changed by other nodes or by hand take effect without
+	// a restart. Default 60s.
+	RefreshKeys duration `toml:"refresh_keys"`
+
+	// Auth holds the API tokens; see package auth. IDFORGE_TOKEN (admin)
+	// and IDFORGE_ISSUE_TOKEN (issue) add one each from the environment.
+	Auth auth.Config `toml:"auth"`
+	// TLS serves HTTPS (and gRPC over TLS) when Cert and Key are set;
+	// ClientCA makes client certificates required.
+	TLS TLSConfig `toml:"tls"`
+
+	Snowflake SnowflakeConfig `toml:"snowflake"`
+	Segment   SegmentConfig   `toml:"segment"`
+	// Keys are created at start-up when the store lacks them.
+	Keys []KeyConfig `toml:"keys"`
+	// Sources are named sequence sources (see package sequence): usable
+	// as keys and from serial templates.
+	Sources []SourceConfig `toml:"sources"`
+	// Counters are named per-period counters for serial templates.
+	Counters []NamedURL `toml:"counters"`
+	// Serials are serial-number definitions (see package serial).
+	Serials []SerialConfig `toml:"serials"`
+	// Plugins run around every issue of IDs, in Order.
+	Plugins []PluginConfig `toml:"plugins"`
+}
+
+// SourceConfig declares a sequence source: one URL, or 2^n URLs balanced
+// as v << n | index (compose.Balanced), optionally expanded in memory by
+// Expand bits (compose.Expanded).
+type SourceConfig struct {
+	Name    string   `toml:"name"`
+	URL     string   `toml:"url"`
+	Balance []string `toml:"balance"`
+	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance;
+	// zero values are the seed's defaults (5m, 200ms, 3, 60s).
+	RescueAfter   duration `toml:"rescue_after"`
+	SlowThreshold duration `toml:"slow_threshold"`
+	SlowCount     int      `toml:"slow_count"`
+	SlowWindow    duration `toml:"slow_window"`
+	// Expand hands out v << Expand | 0…2^Expand−1 for every value v.
+	Expand int `toml:"expand"`
+}
+
+// NamedURL names a source or counter given by URL.
+type NamedURL struct {
+	Name string `toml:"name"`
+	URL  string `toml:"url"`
+}
+
+// SerialConfig declares a serial number.
+type SerialConfig struct {
+	Name        string `toml:"name"`
+	Template    string `toml:"template"`
+	TimeZone    string `toml:"time_zone"`
+	Description string `toml:"description"`
+}
+
+func (s SerialConfig) serial() idforge.Serial {
+	return idforge.Serial{Name: s.Name, Template: s.Template, TimeZone: s.TimeZone, Description: s.Description}
+}
+
+// TLSConfig names the certificate files.
+type TLSConfig struct {
+	Cert     string `toml:"cert"`
+	Key      string `toml:"key"`
+	ClientCA string `toml:"client_ca"`
+}
+
+// SnowflakeConfig configures the node's snowflake generator.
+type SnowflakeConfig struct {
+	// Layout is a preset name or a full layout spec (see
+	// snowflake.ParseLayout). Default "twitter".
+	Layout string `toml:"layout"`
+	// Worker names the worker-ID provider: empty (a file in the data
+	// directory), a number, static://N or file://PATH.
+	Worker string `toml:"worker"`
+	// Datacenter is the datacenter ID, for layouts that have one.
+	Datacenter int64 `toml:"datacenter"`
+	// MaxBackwardWait is how far the clock may step back before the
+	// generator refuses instead of waiting. Default 5ms.
+	MaxBackwardWait duration `toml:"max_backward_wait"`
+	// MaxBorrow, when set, lets the generator issue through larger
+	// backward steps by running its time ahead of the clock, up to this
+	// much (see snowflake.Settings.MaxBorrow); 0 means refuse.
+	MaxBorrow duration `toml:"max_borrow"`
+}
+
+// SegmentConfig tunes every segment key's allocator; zero values mean the
+// segment package's defaults.
+type SegmentConfig struct {
+	PrefetchAt     float64  `toml:"prefetch_at"`
+	TargetDuration duration `toml:"target_duration"`
+	SurviveOutage  duration `toml:"survive_outage"`
+	MinStep        int64    `toml:"min_step"`
+	MaxStep        int64    `toml:"max_step"`
+	LoadTimeout    duration `toml:"load_timeout"`
+}
+
+// KeyConfig declares a key.
+type KeyConfig struct {
+	Name        string `toml:"name"`
+	Strategy    string `toml:"strategy"`
+	Step        int64  `toml:"step"`
+	Start       int64  `toml:"start"`
+	Description string `toml:"description"`
+	// Format is how the key's IDs are shown over /v1/ids (see
+	// obfuscate.ParseFormat): e.g. "base62:min=8", or
+	// "feistel:bits=40+base62:min=7" to hide order and volume.
+	Format string `toml:"format"`
+	// FormatKey is the permutation's key when Format has a feistel stage:
+	// "env:VARNAME" (recommended) or the key itself, 16 bytes or more.
+	FormatKey string `toml:"format_key"`
+}
+
+// PluginConfig declares a plugin run around every issue.
+type PluginConfig struct {
+	// Kind is history (a log line per issue), rate (per-key counters in
+	// /metrics) or obfuscate (a keyed permutation of integer IDs).
+	Kind string `toml:"kind"`
+	// Keys limits the plugin to these keys; empty means every key.
+	Keys []string `toml:"keys"`
+	// Order places the plugin: smaller runs first.
+	Order int `toml:"order"`
+	// Bits and Key configure obfuscate: the permutation's width (IDs must
+	// stay below 2^Bits) and its key ("env:VARNAME" or the key itself).
+	Bits int    `toml:"bits"`
+	Key  string `toml:"key"`
+}
+
+// duration is a time.Duration written as "5ms", "15m" in the file.
+type duration time.Duration
+
+func (d *duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = duration(v)
+	return nil
+}
+
+func (d duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// defaultConfig returns the configuration of a node started with nothing.
+func defaultConfig() Config {
+	return Config{
+		HTTP:        "127.0.0.1:8080",
+		Data:        "./idforge-data",
+		LogLevel:    "info",
+		RefreshKeys: duration(time.Minute),
+		Snowflake:   SnowflakeConfig{Layout: "twitter"},
+	}
+}
+
+// errUsage marks errors in how idforge was invoked: exit status 2.
+var errUsage = errors.New("usage")
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// parseConfigFile decodes a TOML config. Unknown settings are an error, so
+// a typo is reported instead of silently ignored.
+func parseConfigFile(data []byte, into *Config) error {
+	md, err := toml.Decode(string(data), into)
+	if err != nil {
+		return err
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return fmt.Errorf("unknown setting %q", und[0].String())
+	}
+	return nil
+}
+
+// nodeFlags are the flags every command that opens a node accepts.
+type nodeFlags struct {
+	fs          *flag.FlagSet
+	config      string
+	http        string
+	data        string
+	store       string
+	worker      string
+	layout      string
+	datacenter  string
+	logLevel    string
+	advertise   string
+	tlsCert     string
+	tlsKey      string
+	tlsClientCA string
+	grpc        string
+	// defaultLogLevel is "info" for the server and "warn" for one-shot
+	// commands, whose output is the IDs.
+	defaultLogLevel string
+}
+
+func newNodeFlags(fs *flag.FlagSet, withHTTP bool) *nodeFlags {
+	f := &nodeFlags{fs: fs, defaultLogLevel: "warn"}
+	if withHTTP {
+		f.defaultLogLevel = "info"
+	}
+	fs.StringVar(&f.config, "config", "", "config file (TOML); env IDFORGE_CONFIG")
+	if withHTTP {
+		fs.StringVar(&f.http, "http", "", "listen address (default 127.0.0.1:8080); env IDFORGE_HTTP")
+		fs.StringVar(&f.grpc, "grpc", "", "gRPC listen address (default: no gRPC); env IDFORGE_GRPC")
+		fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file: serve HTTPS; env IDFORGE_TLS_CERT")
+		fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key file; env IDFORGE_TLS_KEY")
+		fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "CA file: require client certificates it signed; env IDFORGE_TLS_CLIENT_CA")
+	}
+	fs.StringVar(&f.data, "data", "", "data directory (default ./idforge-data); env IDFORGE_DATA")
+	fs.StringVar(&f.store, "store", "", "store URL (default sqlite in the data directory); env IDFORGE_STORE")
+	fs.StringVar(&f.worker, "worker", "", "snowflake worker ID: N, static://N or file://PATH (default: a file in the data directory); env IDFORGE_WORKER")
+	fs.StringVar(&f.layout, "layout", "", "snowflake layout: preset or spec (default twitter); env IDFORGE_LAYOUT")
+	fs.StringVar(&f.datacenter, "datacenter", "", "snowflake datacenter ID (default 0); env IDFORGE_DATACENTER")
+	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error; env IDFORGE_LOG_LEVEL")
+	fs.StringVar(&f.advertise, "advertise", "", "this node's host:port for worker-ID coordinators (default: host name and listening port); env IDFORGE_ADVERTISE")
+	return f
+}
+
+// newLayoutFlags registers only --config and --layout, for the commands
+// that decode or build IDs without opening a node.
+func newLayoutFlags(fs *flag.FlagSet) *nodeFlags {
+	f := &nodeFlags{fs: fs, defaultLogLevel: "warn"}
+	fs.StringVar(&f.config, "config", "", "config file (TOML); env IDFORGE_CONFIG")
+	fs.StringVar(&f.layout, "layout", "", "snowflake layout: preset or spec (default twitter); env IDFORGE_LAYOUT")
+	return f
+}
+
+// load builds the Config: defaults, then the file, then the environment,
+// then the flags that were set.
+func (f *nodeFlags) load(getenv func(string) string) (Config, error) {
+	cfg := defaultConfig()
+	cfg.LogLevel = f.defaultLogLevel
+	set := map[string]bool{}
+	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+
+	path := getenv("IDFORGE_CONFIG")
+	if set["config"] {
+		path = f.config
+	}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, usageErr("config file: %v", err)
+		}
+		if err := parseConfigFile(data, &cfg); err != nil {
+			return Config{}, usageErr("config file %s: %v", path, err)
+		}
+	}
+	pick := func(dst *string, flagName, env, flagVal string) {
+		if v := getenv(env); v != "" {
+			*dst = v
+		}
+		if set[flagName] {
+			*dst = flagVal
+		}
+	}
+	pick(&cfg.HTTP, "http", "IDFORGE_HTTP", f.http)
+	pick(&cfg.GRPC, "grpc", "IDFORGE_GRPC", f.grpc)
+	pick(&cfg.Data, "data", "IDFORGE_DATA", f.data)
+	pick(&cfg.Store, "store", "IDFORGE_STORE", f.store)
+	pick(&cfg.Snowflake.Worker, "worker", "IDFORGE_WORKER", f.worker)
+	pick(&cfg.Snowflake.Layout, "layout", "IDFORGE_LAYOUT", f.layout)
+	pick(&cfg.LogLevel, "log-level", "IDFORGE_LOG_LEVEL", f.logLevel)
+	pick(&cfg.Advertise, "advertise", "IDFORGE_ADVERTISE", f.advertise)
+	pick(&cfg.TLS.Cert, "tls-cert", "IDFORGE_TLS_CERT", f.tlsCert)
+	pick(&cfg.TLS.Key, "tls-key", "IDFORGE_TLS_KEY", f.tlsKey)
+	pick(&cfg.TLS.ClientCA, "tls-client-ca", "IDFORGE_TLS_CLIENT_CA", f.tlsClientCA)
+	dc := ""
+	pick(&dc, "datacenter", "IDFORGE_DATACENTER", f.datacenter)
+	if dc != "" {
+		n, err := strconv.ParseInt(dc, 10, 64)
+		if err != nil {
+			return Config{}, usageErr("datacenter %q is not a number", dc)
+		}
+		cfg.Snowflake.Datacenter = n
+	}
+	if err := cfg.validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// validate checks what can be checked without opening anything.
+func (c *Config) validate() error {
+	if c.Data == "" {
+		return usageErr("the data directory must not be empty")
+	}
+	if _, err := snowflake.ParseLayout(c.Snowflake.Layout); err != nil {
+		return usageErr("%v", err)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return usageErr("%v", err)
+	}
+	if c.RefreshKeys <= 0 {
+		return usageErr("refresh_keys %v must be positive", time.Duration(c.RefreshKeys))
+	}
+	if c.Segment.PrefetchAt < 0 || c.Segment.PrefetchAt >= 1 {
+		return usageErr("segment.prefetch_at %v must be in (0, 1)", c.Segment.PrefetchAt)
+	}
+	if c.Segment.MinStep < 0 || c.Segment.MaxStep < 0 || (c.Segment.MaxStep > 0 && c.Segment.MinStep > c.Segment.MaxStep) {
+		return usageErr("segment.min_step %d / max_step %d: want 0 ≤ min_step ≤ max_step", c.Segment.MinStep, c.Segment.MaxStep)
+	}
+	names := map[string]string{}
+	named := func(kind string, i int, name string) error {
+		if err := idforge.ValidateKeyName(name); err != nil {
+			return usageErr("%s[%d]: %v", kind, i, err)
+		}
+		if other, dup := names[name]; dup {
+			return usageErr("%s[%d]: name %q already names one of %s", kind, i, name, other)
+		}
+		names[name] = kind
+		return nil
+	}
+	for i, src := range c.Sources {
+		if err := named("sources", i, src.Name); err != nil {
+			return err
+		}
+		if (src.URL == "") == (len(src.Balance) == 0) {
+			return usageErr("sources[%d] (%s): give either url or balance", i, src.Name)
+		}
+		if src.Expand < 0 || src.Expand > 32 {
+			return usageErr("sources[%d] (%s): expand %d out of 0..32", i, src.Name, src.Expand)
+		}
+	}
+	for i, ctr := range c.Counters {
+		if err := named("counters", i, ctr.Name); err != nil {
+			return err
+		}
+		if ctr.URL == "" {
+			return usageErr("counters[%d] (%s): no url", i, ctr.Name)
+		}
+	}
+	serials := map[string]bool{}
+	for i, sc := range c.Serials {
+		if err := sc.serial().Validate(); err != nil {
+			return usageErr("serials[%d]: %v", i, err)
+		}
+		if serials[sc.Name] {
+			return usageErr("serials[%d]: serial %q declared twice", i, sc.Name)
+		}
+		serials[sc.Name] = true
+	}
+	for i, p := range c.Plugins {
+		switch p.Kind {
+		case "history", "rate":
+		case "obfuscate":
+			if p.Bits < 1 || p.Bits > 63 || p.Key == "" {
+				return usageErr("plugins[%d]: obfuscate needs bits (1..63) and key", i)
+			}
+		default:
+			return usageErr("plugins[%d]: unknown kind %q (want history, rate or obfuscate)", i, p.Kind)
+		}
+	}
+	seen := map[string]bool{}
+	for i, k := range c.Keys {
+		if _, err := k.key(); err != nil {
+			return usageErr("keys[%d]: %v", i, err)
+		}
+		if seen[k.Name] {
+			return usageErr("keys[%d]: key %q declared twice", i, k.Name)
+		}
+		if k.Format != "" {
+			if s := idforge.Strategy(k.Strategy); s == idforge.StrategyUUIDv7 || s == idforge.StrategyULID {
+				return usageErr("keys[%d] (%s): %s keys have no format", i, k.Name, s)
+			}
+			f, err := obfuscate.ParseFormat(k.Format)
+			if err != nil {
+				return usageErr("keys[%d] (%s): %v", i, k.Name, err)
+			}
+			if (f.Bits() > 0) != (k.FormatKey != "") {
+				return usageErr("keys[%d] (%s): format_key goes with a feistel format, and only with one", i, k.Name)
+			}
+		}
+		seen[k.Name] = true
+	}
+	return nil
+}
+
+// key turns a declaration into an idforge.Key, applying the defaults.
+func (k KeyConfig) key() (idforge.Key, error) {
+	out := idforge.Key{Name: k.Name, Strategy: idforge.Strategy(k.Strategy), Description: k.Description, Step: k.Step, MaxID: k.Start}
+	if out.Strategy == "" {
+		out.Strategy = idforge.StrategySegment
+	}
+	if out.Strategy == idforge.StrategySegment {
+		if out.Step == 0 {
+			out.Step = issuer.DefaultStep
+		}
+		if out.MaxID == 0 {
+			out.MaxID = issuer.DefaultStart
+		}
+	}
+	return out, out.Validate()
+}
+
+// owner returns the node's identity for a worker-ID coordinator: the
+// configured advertise address, else the host name with the port of
+// listen ("host:port"), or "host:cli" for one-shot commands.
+func (c *Config) owner(listen string) string {
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	if _, port, err := net.SplitHostPort(listen); err == nil {
+		return net.JoinHostPort(host, port)
+	}
+	return host + ":cli"
+}
+
+// secret reads a configured secret: "env:VARNAME" from the environment,
+// anything else as written.
+func secret(v string, getenv func(string) string) ([]byte, error) {
+	name, ok := strings.CutPrefix(v, "env:")
+	if !ok {
+		return []byte(v), nil
+	}
+	val := getenv(name)
+	if val == "" {
+		return nil, usageErr("environment variable %s is not set", name)
+	}
+	return []byte(val), nil
+}
+
+// storeURL is the configured store, or SQLite in the data directory.
+func (c *Config) storeURL(dataDir string) string {
+	if c.Store != "" {
+		return c.Store
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	return "sqlite://" + filepath.Join(dataDir, "idforge.db")
+}

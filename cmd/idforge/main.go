@@ -1,0 +1,171 @@
+// Command idforge is the idforge ID issuer: an HTTP server, and commands
+// that issue and explain IDs against a local data directory.
+//
+//	idforge serve                 run the server (SQLite in ./idforge-data)
+//	idforge next KEY [-n N]       issue IDs without a server
+//	idforge explain ID            decode a snowflake ID
+//	idforge make --time T …       forge a snowflake ID from its fields
+//	idforge keys create|list      manage keys
+//	idforge layouts               list the snowflake layout presets
+//	idforge migrate               create or upgrade the store's schema
+//	idforge serial NAME           issue serial numbers; serial check TEMPLATE explains one
+//	idforge tickets status|expand show or grow a set of ticket servers
+//	idforge version               print the version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strings"
+	"syscall"
+
+	"github.com/idforge/idforge"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; without
+// it the module version from the build info is used.
+var version = ""
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+const usage = `idforge: a distributed ID and serial-number issuer.
+
+Usage:
+  idforge serve [flags]                  run the HTTP server
+  idforge next KEY [-n N] [flags]        issue N IDs for KEY (no server needed)
+  idforge explain ID [--layout L]        decode a snowflake ID
+  idforge make --time T [--worker N] [--datacenter N] [--sequence N] [--layout L]
+                                         forge a snowflake ID from its fields
+  idforge keys create KEY [flags]        create a key
+  idforge keys list [flags]              list keys
+  idforge layouts                        list snowflake layout presets
+  idforge migrate [--store URL]          create or upgrade the store's schema
+  idforge serial NAME [-n N] [--param K=V]   issue serial numbers
+  idforge serial check TEMPLATE          explain a serial template
+  idforge tickets status|expand URL…     Flickr-style ticket servers: show, or grow the set (--to N)
+  idforge version                        print the version
+
+Run 'idforge COMMAND -h' for a command's flags. Every flag also reads an
+IDFORGE_* environment variable (e.g. --data ↔ IDFORGE_DATA).
+`
+
+// run executes one command line and returns the exit status: 0 success,
+// 1 failure, 2 bad usage.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "serve":
+		err = cmdServe(ctx, rest, stderr, getenv)
+	case "next":
+		err = cmdNext(ctx, rest, stdout, stderr, getenv)
+	case "explain":
+		err = cmdExplain(rest, stdout, stderr, getenv)
+	case "keys":
+		err = cmdKeys(ctx, rest, stdout, stderr, getenv)
+	case "make":
+		err = cmdMake(rest, stdout, stderr, getenv)
+	case "layouts":
+		err = cmdLayouts(stdout)
+	case "serial":
+		err = cmdSerial(ctx, rest, stdout, stderr, getenv)
+	case "tickets":
+		err = cmdTickets(ctx, rest, stdout, stderr)
+	case "migrate":
+		err = cmdMigrate(ctx, rest, stdout, stderr, getenv)
+	case "version":
+		fmt.Fprintln(stdout, "idforge", versionString())
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = usageErr("unknown command %q (run 'idforge help')", cmd)
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		fmt.Fprintln(stderr, "idforge:", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		return 2
+	default:
+		fmt.Fprintln(stderr, "idforge:", strings.TrimPrefix(err.Error(), "idforge: "))
+		return 1
+	}
+}
+
+func versionString() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("idforge "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args, allowing flags after positional arguments
+// ("next order -n 5"), and returns the positional ones.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageErr("%v", err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// newLogger returns the process logger: text to stderr at level.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	lvl, _ := parseLevel(level)
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: lvl}))
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level %q: want debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// exitErr maps errors that mean bad input to usage errors (status 2).
+func exitErr(err error) error {
+	for _, e := range []error{idforge.ErrInvalidKey, idforge.ErrInvalidCount, idforge.ErrInvalidArgument, idforge.ErrInvalidLayout} {
+		if errors.Is(err, e) {
+			return fmt.Errorf("%w: %w", errUsage, err)
+		}
+	}
+	return err
+}

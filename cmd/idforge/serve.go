@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+
+	"github.com/idforge/idforge/auth"
+	"github.com/idforge/idforge/server/compat"
+	"github.com/idforge/idforge/server/grpcapi"
+	"github.com/idforge/idforge/server/httpapi"
+	"github.com/idforge/idforge/server/ui"
+)
+
+// httpHandler assembles everything served over HTTP: idforge's own API,
+// the Tinyid and Vesta compatibility endpoints and the admin page, behind
+// authentication when tokens are configured.
+func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
+	root := http.NewServeMux()
+	root.Handle("/", httpapi.New(n.issuer, httpapi.Options{Logger: log, Metrics: n.metrics.Handler()}))
+	c := compat.New(n.issuer, compat.Options{Logger: log})
+	for _, p := range compat.Paths() {
+		root.Handle(p, c)
+	}
+	root.Handle("/ui", ui.Handler())
+	root.Handle("/ui/", ui.Handler())
+	if authn == nil {
+		return root
+	}
+	return authn.Middleware(root, nil)
+}
+
+// grpcServer assembles the gRPC server: the IDForge service, health and
+// reflection, with the same TLS and tokens as HTTP.
+func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig *tls.Config) (*grpc.Server, *grpcapi.Server) {
+	var opts []grpc.ServerOption
+	if tlsConfig != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
+	}
+	if authn != nil {
+		opts = append(opts,
+			grpc.ChainUnaryInterceptor(authn.UnaryInterceptor()),
+			grpc.ChainStreamInterceptor(authn.StreamInterceptor()))
+	}
+	g := grpc.NewServer(opts...)
+	api := grpcapi.New(n.issuer, grpcapi.Options{Logger: log})
+	api.Register(g)
+	return g, api
+}
+
+// shutdownGrace bounds how long in-flight requests may run after SIGTERM.
+const shutdownGrace = 10 * time.Second
+
+func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+	fs := newFlagSet("serve", stderr)
+	nf := newNodeFlags(fs, true)
+	pos, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErr("serve takes no arguments, got %q", pos)
+	}
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+
+	// Nothing is open by default on a non-loopback address.
+	authCfg := auth.FromEnv(cfg.Auth)
+	if err := auth.CheckExposure(cfg.HTTP, authCfg.Configured()); err != nil {
+		return usageErr("%v", err)
+	}
+	if cfg.GRPC != "" {
+		if err := auth.CheckExposure(cfg.GRPC, authCfg.Configured()); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	var authn *auth.Authenticator
+	if authCfg.Configured() {
+		if authn, err = auth.New(authCfg); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	var tlsConfig *tls.Config
+	if cfg.TLS.Cert != "" || cfg.TLS.Key != "" {
+		if tlsConfig, err = auth.ServerTLS(cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.ClientCA); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+
+	// Listen first: the listener's port is part of this node's identity
+	// at a worker-ID coordinator.
+	ln, err := net.Listen("tcp", cfg.HTTP)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
+	var gln net.Listener
+	if cfg.GRPC != "" {
+		if gln, err = net.Listen("tcp", cfg.GRPC); err != nil {
+			return fmt.Errorf("listen (gRPC): %w", err)
+		}
+		defer gln.Close()
+	}
+	n, err := openNode(ctx, cfg, log, cfg.owner(ln.Addr().String()), getenv)
+	if err != nil {
+		return exitErr(err)
+	}
+	defer n.Close()
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	srv := &http.Server{
+		Handler:           httpHandler(n, log, authn),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	layout := n.snow.Layout()
+	grpcAddr := ""
+	if gln != nil {
+		grpcAddr = gln.Addr().String()
+	}
+	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.dir.Path(),
+		"store", redactURL(cfg.storeURL(n.dir.Path())), "layout", layout.String(),
+		"worker", n.snow.Worker(), "datacenter", n.snow.Datacenter(),
+		"layout_expires", layout.Expires().Format(time.RFC3339), "version", versionString())
+
+	refreshCtx, stopRefresh := context.WithCancel(context.Background())
+	defer stopRefresh()
+	go n.issuer.RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	grpcServed := make(chan error, 1)
+	var gsrv *grpc.Server
+	var gapi *grpcapi.Server
+	if gln != nil {
+		gsrv, gapi = grpcServer(n, log, authn, tlsConfig)
+		go func() { grpcServed <- gsrv.Serve(gln) }()
+	}
+	select {
+	case err := <-served:
+		return err
+	case err := <-grpcServed:
+		return fmt.Errorf("gRPC: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining requests", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	grpcStopped := make(chan struct{})
+	if gsrv != nil {
+		// Health NOT_SERVING and open streams ended, then a graceful
+		// stop (beside HTTP's), cut short when the grace period ends.
+		gapi.Drain()
+		go func() { gsrv.GracefulStop(); close(grpcStopped) }()
+	}
+	if err := srv.Shutdown(sctx); err != nil {
+		log.Warn("requests still running at the end of the grace period", "err", err)
+	}
+	if gsrv != nil {
+		select {
+		case <-grpcStopped:
+		case <-sctx.Done():
+			log.Warn("gRPC calls still running at the end of the grace period")
+			gsrv.Stop()
+			<-grpcStopped
+		}
+	}
+	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	stopRefresh()
+	if err := n.Close(); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
