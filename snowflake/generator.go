@@ -394,6 +394,18 @@ func (g *Generator) allowed(now time.Time) bool {
 	return until.IsZero() || now.Before(until)
 }
 
+// leaseError explains why allowed(now) refused.
+func (g *Generator) leaseError(now time.Time) error {
+	until := g.guard.ValidUntil()
+	if until.Unix() <= 0 {
+		// A lost lease reads as the epoch; printing 1970 would only confuse.
+		return fmt.Errorf("%w: worker ID %d is no longer held by this node; IDs are refused until a new one is acquired",
+			idforge.ErrLeaseLost, g.worker)
+	}
+	return fmt.Errorf("%w: worker ID %d may be used until %s only; the clock reads %s", idforge.ErrLeaseLost,
+		g.worker, until.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+}
+
 // NextN returns n new IDs in increasing order. It reads the clock once
 // per tick rather than once per ID and holds the lock throughout, except
 // while waiting more than a few milliseconds for a tick. It returns an error wrapping idforge.ErrInvalidCount when n is below 1 or
@@ -428,8 +440,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 		}
 		now := g.clock.Now()
 		if !g.allowed(now) {
-			err := fmt.Errorf("%w: worker ID %d may be used until %s only; the clock reads %s", idforge.ErrLeaseLost,
-				g.worker, g.guard.ValidUntil().UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
+			err := g.leaseError(now)
 			g.mu.Unlock()
 			return n, err
 		}

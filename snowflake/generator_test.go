@@ -460,6 +460,24 @@ func TestGuardStopsIssuingWhenTheLeaseEnds(t *testing.T) {
 	mustNext(t, g)
 }
 
+// A lost lease reads as the Unix epoch (the zero Time would mean "no
+// limit"): issuing stops and the error says the ID was lost, not that it
+// was valid until 1970.
+func TestGuardLostLease(t *testing.T) {
+	clk := fakeclock.New(start)
+	guard := &guardUntil{until: start.Add(time.Hour)}
+	g := newGen(t, Settings{Layout: mustPreset(t, "twitter"), Worker: 1, Clock: clk, Guard: guard})
+	mustNext(t, g)
+	guard.until = time.Unix(0, 0)
+	_, err := g.Next(context.Background())
+	if !errors.Is(err, idforge.ErrLeaseLost) {
+		t.Fatalf("Next after the lease was lost: %v, want ErrLeaseLost", err)
+	}
+	if msg := err.Error(); strings.Contains(msg, "1970") || !strings.Contains(msg, "no longer held") {
+		t.Fatalf("error %q should say the worker ID is no longer held", msg)
+	}
+}
+
 func TestNotBefore(t *testing.T) {
 	clk := fakeclock.New(start)
 	// An earlier holder of the worker ID issued until 500 ms from now: wait.

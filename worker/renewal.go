@@ -168,6 +168,8 @@ func (r *Renewal) lose(why string, failures int) {
 func (r *Renewal) ID() int64 { return r.cfg.ID }
 
 // ValidUntil returns the time until which the node may issue with the ID.
+// Once the lease is lost it returns the Unix epoch, a time long past: never
+// the zero Time, which a Lease uses to mean "without limit".
 func (r *Renewal) ValidUntil() time.Time { return time.Unix(0, r.validUntil.Load()) }
 
 // LastTime returns the newest time earlier holders recorded for the ID.
