@@ -490,7 +490,7 @@ func (i *Issuer) Active() []KeyState {
 }
 
 func (i *Issuer) state(k idforge.Key) KeyState {
-	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name)}
+	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy)}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
 		stats := e.alloc.Stats()
 		st.Segment = &stats

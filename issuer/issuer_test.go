@@ -3,6 +3,7 @@ package issuer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -238,5 +239,72 @@ func TestPlugins(t *testing.T) {
 	// Nothing was consumed by the rejected call: the next ID is 2 (doubled).
 	if ids, err := iss.NextN(ctx, "order", 2); err != nil || ids[0] != 4 || ids[1] != 6 {
 		t.Fatalf("after the rejection: %v, %v", ids, err)
+	}
+}
+
+// Plugins run around string IDs too: uuidv7 and ulid keys and serials
+// see Before (a refusal consumes no serial number) and AfterStrings, in
+// order; the key listing names only the plugins that run for the key.
+func TestPluginsAroundStringIDs(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	var seen []string
+	closed := false
+	gate := &plugin.Func{PluginName: "gate", PluginOrder: 1, BeforeFunc: func(ctx context.Context, c plugin.Call) error {
+		if closed {
+			return errors.New("closed for the night")
+		}
+		return nil
+	}}
+	record := &plugin.Func{PluginName: "record", PluginOrder: 2, AfterStringsFunc: func(ctx context.Context, c plugin.Call, ids []string) ([]string, error) {
+		seen = append(seen, fmt.Sprintf("%s/%s/%d", c.Key, c.Strategy, len(ids)))
+		return ids, nil
+	}}
+	intOnly := &plugin.Func{PluginName: "int-only", PluginOrder: 3, AfterFunc: func(ctx context.Context, c plugin.Call, ids []int64) ([]int64, error) {
+		return ids, nil
+	}}
+	iss := New(st, nil, Settings{
+		Logger:  quiet,
+		Plugins: plugin.NewChain(nil, record, gate, intOnly),
+		Serials: []idforge.Serial{{Name: "bill", Template: "B@{seq:order,width=4}"}},
+	})
+	defer iss.Close()
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "evt", Strategy: idforge.StrategyUUIDv7}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := iss.NextStrings(ctx, "evt", 3, ""); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := iss.NextSerial(ctx, "bill", 1, nil); err != nil || got[0] != "B0001" {
+		t.Fatalf("bill = %v, %v", got, err)
+	}
+	if got := strings.Join(seen, ","); got != "evt/uuidv7/3,bill/serial/1" {
+		t.Fatalf("AfterStrings saw %s", got)
+	}
+	closed = true
+	if _, err := iss.NextSerial(ctx, "bill", 2, nil); !errors.Is(err, plugin.ErrRejected) {
+		t.Fatalf("refused serial: %v, want ErrRejected", err)
+	}
+	if _, err := iss.NextStrings(ctx, "evt", 1, ""); !errors.Is(err, plugin.ErrRejected) {
+		t.Fatalf("refused uuidv7: %v, want ErrRejected", err)
+	}
+	closed = false
+	// The refusal drew nothing: the next serial follows on.
+	if got, err := iss.NextSerial(ctx, "bill", 1, nil); err != nil || got[0] != "B0002" {
+		t.Fatalf("bill after the refusal = %v, %v; want B0002", got, err)
+	}
+	states, err := iss.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range states {
+		want := "gate,record,int-only"
+		if k.Key.Strategy == idforge.StrategyUUIDv7 {
+			want = "gate,record" // int-only permutes integers: it never runs for evt
+		}
+		if got := strings.Join(k.Plugins, ","); got != want {
+			t.Errorf("key %s lists plugins %s, want %s", k.Key.Name, got, want)
+		}
 	}
 }

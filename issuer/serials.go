@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/serial"
 )
 
@@ -110,14 +111,18 @@ func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[
 	if err != nil {
 		return nil, err
 	}
-	if n == 1 {
-		s, err := tmpl.Next(ctx, params)
-		if err != nil {
-			return nil, err
+	// Serial names are their own namespace; a plugin scoped to "bill"
+	// also applies to a serial named bill.
+	return i.manyStrings(ctx, name, plugin.StrategySerial, n, func() ([]string, error) {
+		if n == 1 {
+			s, err := tmpl.Next(ctx, params)
+			if err != nil {
+				return nil, err
+			}
+			return []string{s}, nil
 		}
-		return []string{s}, nil
-	}
-	return tmpl.NextN(ctx, n, params)
+		return tmpl.NextN(ctx, n, params)
+	})
 }
 
 // CreateSerial checks that a definition compiles on this node and stores

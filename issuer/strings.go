@@ -6,6 +6,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
 )
 
 // formatFor returns the format IDs of key are shown in: spec when given
@@ -53,11 +54,16 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 		if spec != "" {
 			return nil, fmt.Errorf("%w: key %q issues %s strings; it has no other format", idforge.ErrInvalidArgument, key, e.strategy)
 		}
-		if n == 1 {
-			s, err := e.str.Next(ctx)
-			return []string{s}, err
-		}
-		return e.str.NextN(ctx, n)
+		return i.manyStrings(ctx, key, e.strategy, n, func() ([]string, error) {
+			if n == 1 {
+				s, err := e.str.Next(ctx)
+				if err != nil {
+					return nil, err
+				}
+				return []string{s}, nil
+			}
+			return e.str.NextN(ctx, n)
+		})
 	}
 	f, err := i.formatFor(key, spec)
 	if err != nil {
@@ -81,6 +87,15 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 		}
 	}
 	return out, nil
+}
+
+// manyStrings draws string IDs (uuidv7, ulid, serials), through the
+// plugins when there are any.
+func (i *Issuer) manyStrings(ctx context.Context, key string, strategy idforge.Strategy, n int, draw func() ([]string, error)) ([]string, error) {
+	if i.set.Plugins.Empty() {
+		return draw()
+	}
+	return i.set.Plugins.RunStrings(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
 }
 
 // TakeStrings is Take (nothing buffered: a segment key claims exactly n)

@@ -32,6 +32,14 @@ func (h *History) After(ctx context.Context, c Call, ids []int64) ([]int64, erro
 	return ids, nil
 }
 
+// AfterStrings logs a call that issued strings (uuidv7, ulid, serials).
+func (h *History) AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error) {
+	if len(ids) > 0 {
+		h.Log.Info("issued", "key", c.Key, "strategy", string(c.Strategy), "count", len(ids), "first", ids[0], "last", ids[len(ids)-1])
+	}
+	return ids, nil
+}
+
 // OnError logs failures.
 func (h *History) OnError(ctx context.Context, c Call, err error) {
 	h.Log.Warn("issue failed", "key", c.Key, "count", c.Count, "err", err)
@@ -77,6 +85,12 @@ func (r *Rate) After(ctx context.Context, c Call, ids []int64) ([]int64, error) 
 	return ids, nil
 }
 
+// AfterStrings counts the string IDs.
+func (r *Rate) AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error) {
+	r.ids.WithLabelValues(c.Key).Add(float64(len(ids)))
+	return ids, nil
+}
+
 // OnError counts the failure.
 func (r *Rate) OnError(ctx context.Context, c Call, err error) {
 	r.failures.WithLabelValues(c.Key).Inc()
@@ -88,7 +102,10 @@ type Func struct {
 	PluginOrder int
 	BeforeFunc  func(ctx context.Context, c Call) error
 	AfterFunc   func(ctx context.Context, c Call, ids []int64) ([]int64, error)
-	ErrorFunc   func(ctx context.Context, c Call, err error)
+	// AfterStringsFunc sees calls that issue strings (uuidv7, ulid,
+	// serials).
+	AfterStringsFunc func(ctx context.Context, c Call, ids []string) ([]string, error)
+	ErrorFunc        func(ctx context.Context, c Call, err error)
 }
 
 // Name implements Plugin.
@@ -111,6 +128,14 @@ func (f *Func) After(ctx context.Context, c Call, ids []int64) ([]int64, error) 
 		return ids, nil
 	}
 	return f.AfterFunc(ctx, c, ids)
+}
+
+// AfterStrings calls AfterStringsFunc, if set.
+func (f *Func) AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error) {
+	if f.AfterStringsFunc == nil {
+		return ids, nil
+	}
+	return f.AfterStringsFunc(ctx, c, ids)
 }
 
 // OnError calls ErrorFunc, if set.

@@ -7,6 +7,10 @@
 // Before runs before any ID is drawn, so a rejected call consumes nothing.
 // After runs after the IDs were drawn: an After that fails turns the call
 // into an error and the drawn IDs become a gap, never a duplicate.
+//
+// Integer IDs pass Run and each Afterer; string IDs (uuidv7 and ulid keys,
+// serial numbers) pass RunStrings and each StringAfterer. Before and
+// OnError are the same for both.
 package plugin
 
 import (
@@ -47,6 +51,18 @@ type Beforer interface {
 type Afterer interface {
 	After(ctx context.Context, c Call, ids []int64) ([]int64, error)
 }
+
+// StringAfterer sees, and may replace, the IDs of a successful call that
+// issues strings: uuidv7 and ulid keys, and serial numbers (whose Call has
+// the serial's name as Key and StrategySerial). A plugin that implements
+// only Afterer, such as Obfuscate, which permutes integers, is not run for
+// those calls; Before and OnError run for every call.
+type StringAfterer interface {
+	AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error)
+}
+
+// StrategySerial is the Strategy of a Call that issues serial numbers.
+const StrategySerial idforge.Strategy = "serial"
 
 // ErrorHandler sees the failures of calls (including rejections).
 type ErrorHandler interface {
@@ -109,18 +125,36 @@ func applies(p Plugin, key string) bool {
 	return true
 }
 
-// For returns the names of the plugins that apply to key, in order.
-func (ch *Chain) For(key string) []string {
+// For returns the names of the plugins that run for key, which issues
+// by strategy, in order. For keys that issue strings (uuidv7, ulid,
+// serials) a plugin whose only step is an integer After is left out.
+func (ch *Chain) For(key string, strategy idforge.Strategy) []string {
 	if ch.Empty() {
 		return nil
 	}
 	var names []string
 	for _, p := range ch.plugins {
-		if applies(p, key) {
+		if applies(p, key) && (!issuesStrings(strategy) || seesStrings(unwrap(p))) {
 			names = append(names, p.Name())
 		}
 	}
 	return names
+}
+
+func issuesStrings(s idforge.Strategy) bool {
+	return s == idforge.StrategyUUIDv7 || s == idforge.StrategyULID || s == StrategySerial
+}
+
+// seesStrings reports whether p has a step that runs in RunStrings.
+func seesStrings(p Plugin) bool {
+	if f, ok := p.(*Func); ok {
+		// Func has every method; what it does is in the functions set.
+		return f.BeforeFunc != nil || f.AfterStringsFunc != nil || f.ErrorFunc != nil
+	}
+	_, before := p.(Beforer)
+	_, after := p.(StringAfterer)
+	_, onError := p.(ErrorHandler)
+	return before || after || onError
 }
 
 // Run issues through the chain: every Before, then draw, then every After
@@ -129,6 +163,34 @@ func (ch *Chain) Run(ctx context.Context, c Call, draw func() ([]int64, error)) 
 	if ch.Empty() {
 		return draw()
 	}
+	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []int64) ([]int64, error), bool) {
+		a, ok := p.(Afterer)
+		if !ok {
+			return nil, false
+		}
+		return a.After, true
+	})
+}
+
+// RunStrings is Run for calls that issue strings: the After step is each
+// StringAfterer's AfterStrings.
+func (ch *Chain) RunStrings(ctx context.Context, c Call, draw func() ([]string, error)) ([]string, error) {
+	if ch.Empty() {
+		return draw()
+	}
+	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []string) ([]string, error), bool) {
+		a, ok := p.(StringAfterer)
+		if !ok {
+			return nil, false
+		}
+		return a.AfterStrings, true
+	})
+}
+
+// run is the one interception sequence behind Run and RunStrings; after
+// picks a plugin's After step for IDs of type T, if it has one.
+func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error),
+	after func(Plugin) (func(context.Context, Call, []T) ([]T, error), bool)) ([]T, error) {
 	for _, p := range ch.plugins {
 		b, ok := unwrap(p).(Beforer)
 		if !ok || !applies(p, c.Key) {
@@ -146,11 +208,11 @@ func (ch *Chain) Run(ctx context.Context, c Call, draw func() ([]int64, error)) 
 		return nil, err
 	}
 	for _, p := range ch.plugins {
-		a, ok := unwrap(p).(Afterer)
+		fn, ok := after(unwrap(p))
 		if !ok || !applies(p, c.Key) {
 			continue
 		}
-		if ids, err = a.After(ctx, c, ids); err != nil {
+		if ids, err = fn(ctx, c, ids); err != nil {
 			err = fmt.Errorf("plugin %s: %w", p.Name(), err)
 			ch.onError(ctx, c, err)
 			return nil, err

@@ -119,11 +119,88 @@ func TestObfuscate(t *testing.T) {
 }
 
 func TestFor(t *testing.T) {
-	ch := NewChain(nil, Scoped(&Func{PluginName: "only-order", PluginOrder: 2}, "order"), &Func{PluginName: "all", PluginOrder: 1})
-	if got := strings.Join(ch.For("order"), ","); got != "all,only-order" {
+	perm, err := obfuscate.New([]byte("sixteen byte key!"), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := NewChain(nil, Scoped(&Func{PluginName: "only-order", PluginOrder: 2}, "order"), &Func{PluginName: "all", PluginOrder: 1,
+		BeforeFunc: func(ctx context.Context, c Call) error { return nil }}, NewObfuscate(perm, 3))
+	if got := strings.Join(ch.For("order", idforge.StrategySegment), ","); got != "all,only-order,obfuscate" {
 		t.Fatalf("For(order) = %s", got)
 	}
-	if got := strings.Join(ch.For("other"), ","); got != "all" {
+	if got := strings.Join(ch.For("other", idforge.StrategySnowflake), ","); got != "all,obfuscate" {
 		t.Fatalf("For(other) = %s", got)
+	}
+	// Obfuscate permutes integers: it does not run for string IDs.
+	for _, s := range []idforge.Strategy{idforge.StrategyUUIDv7, idforge.StrategyULID, StrategySerial} {
+		if got := strings.Join(ch.For("other", s), ","); got != "all" {
+			t.Fatalf("For(other, %s) = %s, want all", s, got)
+		}
+	}
+}
+
+// String IDs (uuidv7, ulid, serials) pass the same chain: Before may
+// refuse before anything is drawn, AfterStrings steps see and may replace
+// the strings in order (history, after tag, logs the tagged ones),
+// integer-only plugins are skipped, and OnError sees failures.
+func TestRunStrings(t *testing.T) {
+	perm, err := obfuscate.New([]byte("sixteen byte key!"), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trace []string
+	var buf bytes.Buffer
+	reg := prometheus.NewRegistry()
+	rate, err := NewRate(reg, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := &Func{PluginName: "tag", PluginOrder: 10,
+		BeforeFunc: func(ctx context.Context, c Call) error {
+			trace = append(trace, "before")
+			if c.Count > 5 {
+				return errors.New("at most 5")
+			}
+			return nil
+		},
+		AfterStringsFunc: func(ctx context.Context, c Call, ids []string) ([]string, error) {
+			trace = append(trace, "after")
+			out := make([]string, len(ids))
+			for i, s := range ids {
+				out[i] = "X" + s
+			}
+			return out, nil
+		},
+		ErrorFunc: func(ctx context.Context, c Call, err error) { trace = append(trace, "error") },
+	}
+	ch := NewChain(nil, NewObfuscate(perm, 20), NewHistory(slog.New(slog.NewTextHandler(&buf, nil)), 30), rate, tag)
+	ctx := context.Background()
+	call := Call{Key: "bill", Strategy: StrategySerial, Count: 2}
+	ids, err := ch.RunStrings(ctx, call, func() ([]string, error) { trace = append(trace, "draw"); return []string{"A1", "A2"}, nil })
+	if err != nil || strings.Join(ids, ",") != "XA1,XA2" {
+		t.Fatalf("RunStrings = %v, %v; want XA1,XA2 (obfuscate skipped, tag applied)", ids, err)
+	}
+	if got := strings.Join(trace, ","); got != "before,draw,after" {
+		t.Fatalf("order = %s", got)
+	}
+	if log := buf.String(); !strings.Contains(log, "key=bill") || !strings.Contains(log, "first=XA1") || !strings.Contains(log, "strategy=serial") {
+		t.Fatalf("history log:\n%s", log)
+	}
+	if n := testutil.ToFloat64(rate.ids.WithLabelValues("bill")); n != 2 {
+		t.Fatalf("rate counted %v IDs for bill", n)
+	}
+
+	trace = nil
+	drawn := false
+	call.Count = 6
+	_, err = ch.RunStrings(ctx, call, func() ([]string, error) { drawn = true; return nil, nil })
+	if !errors.Is(err, ErrRejected) || drawn {
+		t.Fatalf("refused call: %v, drawn %v; want ErrRejected and nothing drawn", err, drawn)
+	}
+	if got := strings.Join(trace, ","); got != "before,error" {
+		t.Fatalf("order on refusal = %s", got)
+	}
+	if n := testutil.ToFloat64(rate.failures.WithLabelValues("bill")); n != 1 {
+		t.Fatalf("rate counted %v failures for bill", n)
 	}
 }

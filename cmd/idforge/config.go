@@ -168,6 +168,10 @@ type PluginConfig struct {
 	// stay below 2^Bits) and its key ("env:VARNAME" or the key itself).
 	Bits int    `toml:"bits"`
 	Key  string `toml:"key"`
+	// File sends history to its own file, one JSON object per line,
+	// appended (relative paths are under the data directory); by default
+	// history goes to the process log.
+	File string `toml:"file"`
 }
 
 // duration is a time.Duration written as "5ms", "15m" in the file.
@@ -384,6 +388,9 @@ func (c *Config) validate() error {
 		serials[sc.Name] = true
 	}
 	for i, p := range c.Plugins {
+		if p.File != "" && p.Kind != "history" {
+			return usageErr("plugins[%d]: file is for history, not %s", i, p.Kind)
+		}
 		switch p.Kind {
 		case "history", "rate":
 		case "obfuscate":

@@ -366,6 +366,7 @@ bits = 32
 key = "env:SECRET_KEY"
 [[plugins]]
 kind = "history"
+file = "history.jsonl"
 `), 0o600)
 	e := env(map[string]string{"IDFORGE_DATA": filepath.Join(dir, "data"), "IDFORGE_CONFIG": file, "SECRET_KEY": "a key of sixteen+ bytes"})
 	if code, out, stderr := runCmd(t, e, "next", "order", "-n", "2"); code != 0 || out != "00001\n00002\n" {
@@ -375,8 +376,20 @@ kind = "history"
 	if code != 0 || len(strings.TrimSpace(out)) < 7 || strings.TrimSpace(out) == "1" {
 		t.Fatalf("secret: %d %q", code, out)
 	}
-	if code, out, _ := runCmd(t, e, "next", "trace"); code != 0 || len(strings.TrimSpace(out)) != 26 {
+	code, out, stderr := runCmd(t, e, "next", "trace")
+	if code != 0 || len(strings.TrimSpace(out)) != 26 {
 		t.Fatalf("trace: %d %q", code, out)
+	}
+	// The history plugin, writing to its own file, sees string IDs too.
+	history, err := os.ReadFile(filepath.Join(dir, "data", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(history), `"key":"trace","strategy":"ulid","count":1,"first":"`+strings.TrimSpace(out)) {
+		t.Fatalf("no history line for the ULID %s (stderr %q):\n%s", strings.TrimSpace(out), stderr, history)
+	}
+	if !strings.Contains(string(history), `"key":"order","strategy":"segment","count":2,"first":1,"last":2`) {
+		t.Fatalf("no history line for order 1..2:\n%s", history)
 	}
 	if code, out, _ := runCmd(t, e, "next", "hidden"); code != 0 || strings.TrimSpace(out) == "1" {
 		t.Fatalf("hidden, obfuscated by the plugin: %d %q", code, out)

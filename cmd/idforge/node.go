@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -180,7 +182,11 @@ func (n *node) plugins(cfg Config) (*plugin.Chain, error) {
 		var p plugin.Plugin
 		switch pc.Kind {
 		case "history":
-			p = plugin.NewHistory(n.log.With("plugin", "history"), pc.Order)
+			log, err := n.historyLog(pc.File)
+			if err != nil {
+				return nil, err
+			}
+			p = plugin.NewHistory(log, pc.Order)
 		case "rate":
 			r, err := plugin.NewRate(n.metrics.Registerer(), pc.Order)
 			if err != nil {
@@ -204,6 +210,23 @@ func (n *node) plugins(cfg Config) (*plugin.Chain, error) {
 		return nil, nil
 	}
 	return plugin.NewChain(nil, ps...), nil
+}
+
+// historyLog is where the history plugin writes: the process log, or
+// file (JSON lines, appended; relative to the data directory).
+func (n *node) historyLog(file string) (*slog.Logger, error) {
+	if file == "" {
+		return n.log.With("plugin", "history"), nil
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(n.dir.Path(), file)
+	}
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("plugin history: %w", err)
+	}
+	n.closers = append(n.closers, f)
+	return slog.New(slog.NewJSONHandler(f, nil)), nil
 }
 
 // openSource opens one configured source: a URL, or a balanced set, then
