@@ -31,6 +31,7 @@ var errorCodes = []struct {
 	{context.DeadlineExceeded, "timeout"},
 	{context.Canceled, "canceled"},
 	{ErrSpaceExhausted, "space_exhausted"},
+	{ErrRejected, "rejected"},
 }
 
 // CodeInternal is the code of an error that matches no sentinel.

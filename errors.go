@@ -58,6 +58,10 @@ var (
 	// cannot supply more right now. It wraps the store's own error.
 	ErrUnavailable = errors.New("idforge: no IDs buffered and the store is unavailable")
 
+	// ErrRejected is wrapped by the error a caller gets when a plugin
+	// refused the call before any ID was drawn (see package plugin).
+	ErrRejected = errors.New("idforge: rejected by a plugin")
+
 	// ErrSpaceExhausted is returned when a key cannot issue more IDs
 	// because the next segment would pass the largest int64.
 	ErrSpaceExhausted = errors.New("idforge: key has exhausted its ID space")

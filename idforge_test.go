@@ -74,6 +74,7 @@ func TestErrorCodes(t *testing.T) {
 		idforge.ErrUnknownKey, idforge.ErrKeyExists, idforge.ErrInvalidKey, idforge.ErrInvalidCount,
 		idforge.ErrInvalidArgument, idforge.ErrWrongStrategy, idforge.ErrUnavailable, idforge.ErrLeaseLost,
 		idforge.ErrClockMovedBackwards, idforge.ErrClosed, idforge.ErrSpaceExhausted, idforge.ErrWorkersExhausted,
+		idforge.ErrRejected,
 	} {
 		code := idforge.ErrorCode(fmt.Errorf("context: %w", sentinel))
 		if code == idforge.CodeInternal {

@@ -63,8 +63,9 @@ type Token struct {
 	Token string `toml:"token"`
 	// Role is RoleIssue or RoleAdmin; empty means RoleIssue.
 	Role Role `toml:"role"`
-	// Keys, when not empty, limits the token to these keys: it may issue
-	// (or administer) only them, and not call the keyless issuing
+	// Keys, when not empty, limits the token to these keys (and serials,
+	// by their own names): it may issue (or administer) only them, and
+	// not call the keyless issuing
 	// endpoints (Leaf's and Vesta's node-wide snowflake IDs). Empty means
 	// every key.
 	Keys []string `toml:"keys"`

@@ -117,6 +117,8 @@ func parseForm(r *http.Request) bool {
 const (
 	prefixIDs       = "/v1/ids/"
 	prefixKeys      = "/v1/keys/"
+	pathSerials     = "/v1/serials"
+	prefixSerials   = "/v1/serials/"
 	prefixLeafSeg   = "/api/segment/get/"
 	prefixLeafSnow  = "/api/snowflake/get/"
 	prefixTinyid    = "/tinyid/"
@@ -157,6 +159,15 @@ func DefaultClassify(r *http.Request) Access {
 		return Access{Level: Issue}
 	case strings.HasPrefix(p, prefixTinyid):
 		return Access{Level: Issue, Key: TinyidKey(r)}
+	case p == pathSerials:
+		if readOnly {
+			return Access{Level: Read}
+		}
+		return Access{Level: Admin}
+	case strings.HasPrefix(p, prefixSerials):
+		// A serial is issued under its own name: a token limited to
+		// keys names the serials it may issue, not the keys they draw on.
+		return Access{Level: Issue, Key: strings.TrimPrefix(p, prefixSerials)}
 	case p == "/v1/keys":
 		if readOnly {
 			return Access{Level: Read}

@@ -15,7 +15,6 @@ package plugin
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
@@ -23,8 +22,10 @@ import (
 )
 
 // ErrRejected is wrapped by the error a caller gets when a plugin's Before
-// refuses the call.
-var ErrRejected = errors.New("idforge: rejected by a plugin")
+// refuses the call. It is idforge.ErrRejected, so that every transport
+// answers it with its own code ("rejected": HTTP 403, gRPC
+// FAILED_PRECONDITION) rather than as an internal error.
+var ErrRejected = idforge.ErrRejected
 
 // Call describes one issue: which key, by which strategy, how many IDs.
 type Call struct {

@@ -24,6 +24,7 @@ var grpcCodes = map[string]codes.Code{
 	"invalid_worker":        codes.InvalidArgument,
 	"unknown_key":           codes.NotFound,
 	"key_exists":            codes.AlreadyExists,
+	"rejected":              codes.FailedPrecondition,
 	"clock_moved_backwards": codes.Unavailable,
 	"lease_lost":            codes.Unavailable,
 	"layout_expired":        codes.Unavailable,

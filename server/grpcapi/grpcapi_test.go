@@ -363,6 +363,7 @@ func TestErrorTable(t *testing.T) {
 		{context.DeadlineExceeded, codes.Unavailable, "timeout"},
 		{context.Canceled, codes.Canceled, "canceled"},
 		{idforge.ErrSpaceExhausted, codes.Internal, "space_exhausted"},
+		{idforge.ErrRejected, codes.FailedPrecondition, "rejected"},
 		{errors.New("something broke"), codes.Internal, "internal"},
 		{idforge.ErrInvalidLayout, codes.InvalidArgument, "invalid_layout"},
 		{errors.New("boom"), codes.Internal, "internal"},

@@ -18,6 +18,7 @@ var httpStatus = map[string]int{
 	"invalid_worker":        http.StatusBadRequest,
 	"unknown_key":           http.StatusNotFound,
 	"key_exists":            http.StatusConflict,
+	"rejected":              http.StatusForbidden,
 	"clock_moved_backwards": http.StatusServiceUnavailable,
 	"lease_lost":            http.StatusServiceUnavailable,
 	"layout_expired":        http.StatusServiceUnavailable,

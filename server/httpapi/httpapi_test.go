@@ -11,12 +11,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store/memstore"
@@ -570,5 +572,40 @@ func TestFormatsAndDecode(t *testing.T) {
 	}
 	if status, body, _ := f.do(t, "GET", "/api/segment/get/trace", ""); status != 400 || errorCode(t, body) != "wrong_strategy" {
 		t.Errorf("Leaf endpoint on a uuidv7 key: %d %s", status, body)
+	}
+}
+
+// A plugin's refusal is the caller's clear 403 "rejected" on every
+// endpoint, never a 500, and it consumes nothing.
+func TestPluginRejection(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	if err := st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var closed atomic.Bool
+	gate := &plugin.Func{PluginName: "gate", BeforeFunc: func(ctx context.Context, c plugin.Call) error {
+		if closed.Load() {
+			return errors.New("orders are closed")
+		}
+		return nil
+	}}
+	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet, Plugins: plugin.NewChain(nil, gate),
+		Serials: []idforge.Serial{{Name: "bill", Template: "B@{seq:order,width=4}"}}})
+	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
+	defer iss.Close()
+	defer srv.Close()
+	f := &fixture{store: st, srv: srv}
+
+	closed.Store(true)
+	for _, path := range []string{"/api/segment/get/order", "/v1/ids/order?count=3", "/v1/serials/bill"} {
+		status, body, _ := f.do(t, "GET", path, "")
+		if status != http.StatusForbidden || errorCode(t, body) != "rejected" || !strings.Contains(body, "orders are closed") {
+			t.Errorf("GET %s while closed = %d %s, want 403 rejected with the plugin's reason", path, status, body)
+		}
+	}
+	closed.Store(false)
+	if status, body, _ := f.do(t, "GET", "/api/segment/get/order", ""); status != 200 || body != "1" {
+		t.Fatalf("after reopening = %d %q, want 1: the refusals consumed nothing", status, body)
 	}
 }
