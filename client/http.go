@@ -137,9 +137,11 @@ type idsAnswer struct {
 }
 
 func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) {
-	path := "/v1/ids/" + url.PathEscape(key)
+	// format=decimal: the integers, whatever text form the key shows
+	// (for a permuting format, the same permuted integers gRPC returns).
+	path := "/v1/ids/" + url.PathEscape(key) + "?format=decimal"
 	if n != 1 {
-		path += "?count=" + strconv.Itoa(n)
+		path += "&count=" + strconv.Itoa(n)
 	}
 	var a idsAnswer
 	if err := h.get(ctx, path, &a); err != nil {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -39,12 +40,14 @@ type Settings struct {
 	// Serials are serial definitions from the configuration. They come
 	// before definitions in the store, which may add more.
 	Serials []idforge.Serial
-	// Formats are the string forms of keys' IDs (obfuscate.Format: a
-	// permutation and base62 or Sqids, say), used by NextStrings and
-	// Decode. A key without one is shown in decimal.
+	// Formats are the forms of keys' IDs (obfuscate.Format: a permutation
+	// and base62 or Sqids, say). A format's permutation applies on every
+	// endpoint, integer ones included, so a key has one set of IDs; its
+	// text stage is what NextStrings shows and Decode reads. A key
+	// without one is shown in decimal.
 	Formats map[string]obfuscate.Format
-	// Plugins run around every issue of IDs (not serials, whose sources
-	// they see when those are keys). Nil means none.
+	// Plugins run around every issue of IDs, strings and serials
+	// included. Nil means none.
 	Plugins *plugin.Chain
 	// Clock is read by serial templates. Default idforge.SystemClock.
 	Clock idforge.Clock
@@ -66,6 +69,10 @@ type Issuer struct {
 	// serials caches compiled serial templates by name, copied on write
 	// like keys.
 	serials atomic.Pointer[map[string]*serialEntry]
+
+	// permutes is set when some key's format has a permutation, so that
+	// issuers without one skip looking for it.
+	permutes bool
 
 	mu     sync.Mutex // serialises adding entries and Close
 	closed bool
@@ -95,6 +102,9 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 		set.Segment.Logger = set.Logger
 	}
 	i := &Issuer{store: store, snow: snow, set: set}
+	for _, f := range set.Formats {
+		i.permutes = i.permutes || f.Permute != nil
+	}
 	keys := make(map[string]*entry, len(set.Sources))
 	for name, src := range set.Sources {
 		keys[name] = &entry{strategy: idforge.StrategySource, gen: batchOf(src)}
@@ -267,12 +277,14 @@ func (i *Issuer) Next(ctx context.Context, key string) (int64, error) {
 	return i.one(ctx, key, e.strategy, e.gen)
 }
 
-// one draws one ID from gen, through the plugins when there are any.
+// one draws one ID from gen, permuted by the key's format and through
+// the plugins when there are any.
 func (i *Issuer) one(ctx context.Context, key string, strategy idforge.Strategy, gen idforge.Generator) (int64, error) {
-	if i.set.Plugins.Empty() {
+	perm := i.permutation(key)
+	if i.set.Plugins.Empty() && perm == nil {
 		return gen.Next(ctx)
 	}
-	ids, err := i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: 1}, func() ([]int64, error) {
+	ids, err := i.many(ctx, key, strategy, 1, func() ([]int64, error) {
 		id, err := gen.Next(ctx)
 		if err != nil {
 			return nil, err
@@ -285,12 +297,47 @@ func (i *Issuer) one(ctx context.Context, key string, strategy idforge.Strategy,
 	return ids[0], nil
 }
 
-// many draws n IDs, through the plugins when there are any.
+// many draws n IDs, permuted by the key's format and through the plugins
+// when there are any. Plugins see the permuted IDs: what the caller gets.
 func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy, n int, draw func() ([]int64, error)) ([]int64, error) {
+	if perm := i.permutation(key); perm != nil {
+		raw := draw
+		draw = func() ([]int64, error) {
+			ids, err := raw()
+			if err != nil {
+				return nil, err
+			}
+			return permute(key, perm, ids)
+		}
+	}
 	if i.set.Plugins.Empty() {
 		return draw()
 	}
 	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
+}
+
+// permutation returns the permutation of key's format, nil when it has
+// none.
+func (i *Issuer) permutation(key string) *obfuscate.Permutation {
+	if !i.permutes {
+		return nil
+	}
+	return i.set.Formats[key].Permute
+}
+
+// permute maps ids through perm in place. An ID past the permutation's
+// width is an error, never a collision: the key has used up the IDs its
+// format can show.
+func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, error) {
+	for k, id := range ids {
+		v, err := perm.Encode(id)
+		if err != nil {
+			return nil, fmt.Errorf("%w: key %q: ID %d does not fit its format's %d-bit permutation: %w",
+				idforge.ErrSpaceExhausted, key, id, perm.Bits(), err)
+		}
+		ids[k] = v
+	}
+	return ids, nil
 }
 
 // NextN returns n IDs for key (n ≥ 1), increasing for segment keys and
@@ -349,7 +396,8 @@ func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
 		if e.strategy != idforge.StrategySegment {
 			return e.gen.NextN(ctx, n)
 		}
-		seg, err := i.ClaimRange(ctx, key, int64(n))
+		// The raw range: many permutes it and runs the plugins.
+		seg, err := i.claim(ctx, key, int64(n))
 		if err != nil {
 			return nil, err
 		}
@@ -363,12 +411,29 @@ func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
 
 // ClaimRange claims n consecutive values of a segment key for the caller
 // alone, straight from the store, as Tinyid's clients fetch a segment to
-// hand out themselves. A key of another strategy is an error wrapping
-// idforge.ErrWrongStrategy.
+// hand out themselves. Plugins' Before and OnError steps run, and
+// RangeAfterer steps see the range. A key of another strategy, a key
+// whose format permutes its IDs, or one with a plugin that transforms
+// every ID is an error wrapping idforge.ErrWrongStrategy: a range handed
+// out whole would bypass the permutation, and its raw values could
+// collide with the key's permuted IDs.
 func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.Segment, error) {
 	if n < 1 {
 		return idforge.Segment{}, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
 	}
+	if perm := i.permutation(key); perm != nil {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q permutes its IDs (format %s), so they cannot be handed out as a range; ask for IDs instead",
+			idforge.ErrWrongStrategy, key, i.set.Formats[key])
+	}
+	if i.set.Plugins.Empty() {
+		return i.claim(ctx, key, n)
+	}
+	return i.set.Plugins.RunRange(ctx, plugin.Call{Key: key, Strategy: idforge.StrategySegment, Count: int(min(n, math.MaxInt32))},
+		func() (idforge.Segment, error) { return i.claim(ctx, key, n) })
+}
+
+// claim takes n values of a segment key straight from the store.
+func (i *Issuer) claim(ctx context.Context, key string, n int64) (idforge.Segment, error) {
 	e, err := i.resolve(ctx, key)
 	if err != nil {
 		return idforge.Segment{}, err

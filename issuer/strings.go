@@ -69,6 +69,9 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 	if err != nil {
 		return nil, err
 	}
+	// The IDs come permuted already (see many): only the text stage is
+	// left to apply.
+	f = f.Text()
 	var ids []int64
 	if n == 1 {
 		var id int64
@@ -116,6 +119,7 @@ func (i *Issuer) TakeStrings(ctx context.Context, key string, n int) ([]string, 
 	if err != nil {
 		return nil, err
 	}
+	f = f.Text() // Take permuted the IDs already
 	out := make([]string, len(ids))
 	for k, id := range ids {
 		if out[k], err = f.Encode(id); err != nil {

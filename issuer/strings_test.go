@@ -3,10 +3,12 @@ package issuer
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/store/memstore"
 	"github.com/idforge/idforge/timeid"
 )
@@ -94,5 +96,85 @@ func TestTimeOrderedStrategies(t *testing.T) {
 		if _, err := iss.NextStrings(ctx, string(s), 1, "base62"); !errors.Is(err, idforge.ErrInvalidArgument) {
 			t.Fatalf("%s: a format for a string key: %v", s, err)
 		}
+	}
+}
+
+// A key whose format permutes has one set of IDs on every path: integer
+// calls return the permuted values that /v1/ids shows as text, so a raw
+// value from one call can never equal a permuted value from another, and
+// a range (which would be raw) is refused.
+func TestPermutedKeyIsOneSetOfIDs(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	f, err := obfuscate.ParseFormat("feistel:bits=12+base62")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err = f.WithKey([]byte("0123456789abcdef-order")); err != nil {
+		t.Fatal(err)
+	}
+	// Segments of 100 at most: Take claims from the store beside the
+	// buffered segments, and larger ones would leave most of the 12-bit
+	// space in buffers.
+	iss := New(st, nil, Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"order": f},
+		Segment: segment.Settings{MaxStep: 100}})
+	defer iss.Close()
+
+	seen := map[int64]string{}
+	record := func(id int64, how string) {
+		t.Helper()
+		if prev, ok := seen[id]; ok {
+			t.Fatalf("ID %d from %s was already issued by %s", id, how, prev)
+		}
+		seen[id] = how
+		raw, err := f.Permute.Decode(id)
+		if err != nil || raw < 1 || raw > 4095 {
+			t.Fatalf("%s gave %d, which is not a permuted ID (raw %d, %v)", how, id, raw, err)
+		}
+	}
+	if _, err := iss.ClaimRange(ctx, "order", 10); !errors.Is(err, idforge.ErrWrongStrategy) {
+		t.Fatalf("ClaimRange on a permuted key: %v, want ErrWrongStrategy", err)
+	}
+	// Mix every path until the 12-bit space runs out: no repeat, and at
+	// its end a clear error, never a collision.
+	var stop error
+	for stop == nil {
+		var id int64
+		if id, stop = iss.Next(ctx, "order"); stop != nil {
+			break
+		}
+		record(id, "Next")
+		var ids []int64
+		if ids, stop = iss.NextN(ctx, "order", 3); stop != nil {
+			break
+		}
+		for _, id := range ids {
+			record(id, "NextN")
+		}
+		var strs []string
+		if strs, stop = iss.NextStrings(ctx, "order", 2, "decimal"); stop != nil {
+			break
+		}
+		for _, s := range strs {
+			id, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			record(id, "NextStrings")
+			if raw, err := iss.Decode("order", s, "decimal"); err != nil || raw < 1 {
+				t.Fatalf("Decode(%s) = %d, %v", s, raw, err)
+			}
+		}
+		if ids, stop = iss.Take(ctx, "order", 1); stop != nil {
+			break
+		}
+		record(ids[0], "Take")
+	}
+	if !errors.Is(stop, idforge.ErrSpaceExhausted) {
+		t.Fatalf("past 12 bits: %v, want ErrSpaceExhausted", stop)
+	}
+	if len(seen) < 2000 {
+		t.Fatalf("only %d IDs before the space ran out", len(seen))
 	}
 }

@@ -276,6 +276,13 @@ func (f Format) Validate() error {
 	return nil
 }
 
+// Text returns f without its feistel stage: the text stage alone, for
+// IDs that were permuted already.
+func (f Format) Text() Format {
+	f.bits, f.Permute = 0, nil
+	return f
+}
+
 // String returns the canonical spec of f: stages and options in a fixed
 // order, default options left out. ParseFormat(f.String()) gives f back
 // (without Permute).

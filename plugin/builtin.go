@@ -5,6 +5,8 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/idforge/idforge"
 )
 
 // History records every issue: the key, the count, the first and last ID,
@@ -38,6 +40,12 @@ func (h *History) AfterStrings(ctx context.Context, c Call, ids []string) ([]str
 		h.Log.Info("issued", "key", c.Key, "strategy", string(c.Strategy), "count", len(ids), "first", ids[0], "last", ids[len(ids)-1])
 	}
 	return ids, nil
+}
+
+// AfterRange logs a range handed out whole.
+func (h *History) AfterRange(ctx context.Context, c Call, seg idforge.Segment) error {
+	h.Log.Info("issued", "key", c.Key, "strategy", string(c.Strategy), "count", seg.Len(), "first", seg.Start, "last", seg.End-1, "range", true)
+	return nil
 }
 
 // OnError logs failures.
@@ -91,6 +99,12 @@ func (r *Rate) AfterStrings(ctx context.Context, c Call, ids []string) ([]string
 	return ids, nil
 }
 
+// AfterRange counts the IDs of a range handed out whole.
+func (r *Rate) AfterRange(ctx context.Context, c Call, seg idforge.Segment) error {
+	r.ids.WithLabelValues(c.Key).Add(float64(seg.Len()))
+	return nil
+}
+
 // OnError counts the failure.
 func (r *Rate) OnError(ctx context.Context, c Call, err error) {
 	r.failures.WithLabelValues(c.Key).Inc()
@@ -105,7 +119,10 @@ type Func struct {
 	// AfterStringsFunc sees calls that issue strings (uuidv7, ulid,
 	// serials).
 	AfterStringsFunc func(ctx context.Context, c Call, ids []string) ([]string, error)
-	ErrorFunc        func(ctx context.Context, c Call, err error)
+	// AfterRangeFunc sees ranges handed out whole (Tinyid's segment
+	// API). A Func with AfterFunc but no AfterRangeFunc refuses them.
+	AfterRangeFunc func(ctx context.Context, c Call, seg idforge.Segment) error
+	ErrorFunc      func(ctx context.Context, c Call, err error)
 }
 
 // Name implements Plugin.
@@ -136,6 +153,14 @@ func (f *Func) AfterStrings(ctx context.Context, c Call, ids []string) ([]string
 		return ids, nil
 	}
 	return f.AfterStringsFunc(ctx, c, ids)
+}
+
+// AfterRange calls AfterRangeFunc, if set.
+func (f *Func) AfterRange(ctx context.Context, c Call, seg idforge.Segment) error {
+	if f.AfterRangeFunc == nil {
+		return nil
+	}
+	return f.AfterRangeFunc(ctx, c, seg)
 }
 
 // OnError calls ErrorFunc, if set.

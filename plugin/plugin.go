@@ -62,6 +62,14 @@ type StringAfterer interface {
 	AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error)
 }
 
+// RangeAfterer sees a range of consecutive IDs handed out whole, for the
+// caller to issue from itself (Tinyid's segment API). A plugin that
+// transforms each ID (an Afterer that is no RangeAfterer, such as
+// Obfuscate) cannot apply to such a call, which is then refused.
+type RangeAfterer interface {
+	AfterRange(ctx context.Context, c Call, seg idforge.Segment) error
+}
+
 // StrategySerial is the Strategy of a Call that issues serial numbers.
 const StrategySerial idforge.Strategy = "serial"
 
@@ -148,14 +156,25 @@ func issuesStrings(s idforge.Strategy) bool {
 
 // seesStrings reports whether p has a step that runs in RunStrings.
 func seesStrings(p Plugin) bool {
+	s := stepsOf(p)
+	return s.before || s.afterStrings || s.onError
+}
+
+// steps tells which steps a plugin has.
+type steps struct{ before, after, afterStrings, afterRange, onError bool }
+
+func stepsOf(p Plugin) steps {
 	if f, ok := p.(*Func); ok {
 		// Func has every method; what it does is in the functions set.
-		return f.BeforeFunc != nil || f.AfterStringsFunc != nil || f.ErrorFunc != nil
+		return steps{f.BeforeFunc != nil, f.AfterFunc != nil, f.AfterStringsFunc != nil, f.AfterRangeFunc != nil, f.ErrorFunc != nil}
 	}
-	_, before := p.(Beforer)
-	_, after := p.(StringAfterer)
-	_, onError := p.(ErrorHandler)
-	return before || after || onError
+	var s steps
+	_, s.before = p.(Beforer)
+	_, s.after = p.(Afterer)
+	_, s.afterStrings = p.(StringAfterer)
+	_, s.afterRange = p.(RangeAfterer)
+	_, s.onError = p.(ErrorHandler)
+	return s
 }
 
 // Run issues through the chain: every Before, then draw, then every After
@@ -186,6 +205,44 @@ func (ch *Chain) RunStrings(ctx context.Context, c Call, draw func() ([]string, 
 		}
 		return a.AfterStrings, true
 	})
+}
+
+// RunRange is Run for a call that hands out the range draw claims: the
+// After step is each RangeAfterer's AfterRange. When a plugin that
+// applies to the key must see every ID (an Afterer without AfterRange),
+// the call is refused before anything is drawn, with an error wrapping
+// idforge.ErrWrongStrategy: handing out the range would bypass it.
+func (ch *Chain) RunRange(ctx context.Context, c Call, draw func() (idforge.Segment, error)) (idforge.Segment, error) {
+	if ch.Empty() {
+		return draw()
+	}
+	for _, p := range ch.plugins {
+		if s := stepsOf(unwrap(p)); applies(p, c.Key) && s.after && !s.afterRange {
+			err := fmt.Errorf("%w: plugin %s transforms every ID of key %q, so its IDs cannot be handed out as a range; ask for IDs instead",
+				idforge.ErrWrongStrategy, p.Name(), c.Key)
+			ch.onError(ctx, c, err)
+			return idforge.Segment{}, err
+		}
+	}
+	segs, err := run(ch, ctx, c, func() ([]idforge.Segment, error) {
+		seg, err := draw()
+		if err != nil {
+			return nil, err
+		}
+		return []idforge.Segment{seg}, nil
+	}, func(p Plugin) (func(context.Context, Call, []idforge.Segment) ([]idforge.Segment, error), bool) {
+		a, ok := p.(RangeAfterer)
+		if !ok {
+			return nil, false
+		}
+		return func(ctx context.Context, c Call, segs []idforge.Segment) ([]idforge.Segment, error) {
+			return segs, a.AfterRange(ctx, c, segs[0])
+		}, true
+	})
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	return segs[0], nil
 }
 
 // run is the one interception sequence behind Run and RunStrings; after

@@ -204,3 +204,43 @@ func TestRunStrings(t *testing.T) {
 		t.Fatalf("rate counted %v failures for bill", n)
 	}
 }
+
+// A range handed out whole passes Before, then the RangeAfterer steps;
+// a plugin that must see every ID refuses the call before anything is
+// claimed.
+func TestRunRange(t *testing.T) {
+	perm, err := obfuscate.New([]byte("sixteen byte key!"), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	reg := prometheus.NewRegistry()
+	rate, err := NewRate(reg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := NewChain(nil, NewHistory(slog.New(slog.NewTextHandler(&buf, nil)), 1), rate, Scoped(NewObfuscate(perm, 3), "hidden"))
+	ctx := context.Background()
+	want := idforge.Segment{Start: 101, End: 201}
+	seg, err := ch.RunRange(ctx, Call{Key: "order", Strategy: idforge.StrategySegment, Count: 100}, func() (idforge.Segment, error) { return want, nil })
+	if err != nil || seg != want {
+		t.Fatalf("RunRange = %v, %v; want %v", seg, err, want)
+	}
+	if log := buf.String(); !strings.Contains(log, "first=101 last=200") {
+		t.Fatalf("history log:\n%s", log)
+	}
+	if n := testutil.ToFloat64(rate.ids.WithLabelValues("order")); n != 100 {
+		t.Fatalf("rate counted %v IDs", n)
+	}
+	claimed := false
+	_, err = ch.RunRange(ctx, Call{Key: "hidden", Strategy: idforge.StrategySegment, Count: 100}, func() (idforge.Segment, error) {
+		claimed = true
+		return want, nil
+	})
+	if !errors.Is(err, idforge.ErrWrongStrategy) || claimed {
+		t.Fatalf("range of an obfuscated key: %v, claimed %v; want ErrWrongStrategy before claiming", err, claimed)
+	}
+	if n := testutil.ToFloat64(rate.failures.WithLabelValues("hidden")); n != 1 {
+		t.Fatalf("the refusal counted %v failures, want 1", n)
+	}
+}
