@@ -156,6 +156,10 @@ func (r *Renewal) loop() {
 }
 
 func (r *Renewal) lose(why string, failures int) {
+	// First of all stop the generator: another node may hold the ID now
+	// (a renewal answered ErrLeaseLost), so the time left on the old
+	// lease is no permission to issue.
+	r.validUntil.Store(0)
 	r.cfg.Logger.Error("worker ID lease lost: this node stops issuing snowflake IDs with it",
 		"worker", r.cfg.ID, "why", why, "failed_renewals", failures)
 	if r.cfg.Cache != nil {

@@ -3,11 +3,14 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -67,6 +70,35 @@ func TestRenewalLostBeforeCoordinatorExpiry(t *testing.T) {
 				t.Fatal("Done closed before ValidUntil passed")
 			}
 		})
+	}
+}
+
+// A renewal answering ErrLeaseLost (another node holds the ID now) ends
+// the lease at once: ValidUntil falls into the past with Done, though the
+// last renewal had granted more time.
+func TestRenewalLostToAnotherNode(t *testing.T) {
+	var lost atomic.Bool
+	r := StartRenewal(RenewalConfig{
+		ID: 2, TTL: time.Hour, Interval: 10 * time.Millisecond, Acquired: time.Now(), Logger: quiet,
+		Renew: func(ctx context.Context, last time.Time) error {
+			if lost.Load() {
+				return fmt.Errorf("%w: worker ID 2 is held by 10.0.0.9:8080", idforge.ErrLeaseLost)
+			}
+			return nil
+		},
+	})
+	defer r.Release(context.Background())
+	if !r.ValidUntil().After(time.Now().Add(30 * time.Minute)) {
+		t.Fatalf("ValidUntil %v, want about an hour ahead", r.ValidUntil())
+	}
+	lost.Store(true)
+	select {
+	case <-r.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("lease not lost 5 s after the coordinator said another node holds it")
+	}
+	if until := r.ValidUntil(); until.IsZero() || until.After(time.Now()) {
+		t.Fatalf("ValidUntil %v once the lease was lost; want a time already past (and not the zero Time, which means no limit)", until)
 	}
 }
 

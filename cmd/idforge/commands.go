@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -48,6 +49,12 @@ func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, st
 	cfg, err := nf.load(getenv)
 	if err != nil {
 		return err
+	}
+	if scheme, _, _ := strings.Cut(cfg.Snowflake.Worker, "://"); scheme == "zk" || scheme == "zookeeper" {
+		// ZooKeeper worker IDs are permanent per node identity, and every
+		// run of a command is a new identity: each run would use one up.
+		return usageErr("a one-shot command cannot take a ZooKeeper worker ID (they are never reused, and each run would use one up): " +
+			"ask a server, or pass --worker with a number no server uses")
 	}
 	n, err := openNode(ctx, cfg, newLogger(stderr, cfg.LogLevel), cfg.owner(""), getenv)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -444,20 +445,33 @@ func (k KeyConfig) key() (idforge.Key, error) {
 }
 
 // owner returns the node's identity for a worker-ID coordinator: the
-// configured advertise address, else the host name with the port of
-// listen ("host:port"), or "host:cli" for one-shot commands.
+// configured advertise address, else "host:port" of listen (the bound
+// address when it is a specific one, else the host name). A one-shot
+// command (listen "") gets an identity of its own process.
 func (c *Config) owner(listen string) string {
-	if c.Advertise != "" {
-		return c.Advertise
-	}
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "localhost"
 	}
-	if _, port, err := net.SplitHostPort(listen); err == nil {
-		return net.JoinHostPort(host, port)
+	ip, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		// A one-shot command is a process of its own: two running at
+		// once, or one beside a server advertising this host, must never
+		// be taken for one node restarting and share a worker ID.
+		var b [4]byte
+		rand.Read(b[:])
+		return fmt.Sprintf("%s:cli/pid-%d/%x", host, os.Getpid(), b)
 	}
-	return host + ":cli"
+	if c.Advertise != "" {
+		return c.Advertise
+	}
+	// A listener bound to one address is known by it (Leaf names nodes
+	// ip:port): two servers on one host with the same port on different
+	// addresses must not share an identity, and with it a worker ID.
+	if a := net.ParseIP(ip); a != nil && !a.IsUnspecified() {
+		host = ip
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // secret reads a configured secret: "env:VARNAME" from the environment,

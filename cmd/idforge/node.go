@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -212,6 +213,13 @@ func (n *node) plugins(cfg Config) (*plugin.Chain, error) {
 	return plugin.NewChain(nil, ps...), nil
 }
 
+// sharedStore reports whether a store URL names a database other nodes
+// can use too (anything but a SQLite file or memory).
+func sharedStore(storeURL string) bool {
+	scheme, _, _ := strings.Cut(storeURL, ":")
+	return scheme != "sqlite" && scheme != "memory" && scheme != ""
+}
+
 // historyLog is where the history plugin writes: the process log, or
 // file (JSON lines, appended; relative to the data directory).
 func (n *node) historyLog(file string) (*slog.Logger, error) {
@@ -299,6 +307,13 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 	n.setLease(lease)
 	log.Info("worker ID assigned", "worker", lease.ID(), "from", n.provider.Describe(), "owner", owner,
 		"valid_until", fmtTime(lease.ValidUntil()), "earlier_holder_last", fmtTime(lease.LastTime()))
+	if cfg.Snowflake.Worker == "" && sharedStore(storeURL) {
+		// Not silent: the default is a guess that only one node makes.
+		log.Warn("the snowflake worker ID comes from this node's data directory (chosen at random when first needed), "+
+			"but the store is shared: nodes that share it may hold the same worker ID and issue duplicate snowflake IDs; "+
+			"give each node its own (worker = a number) or a coordinator (worker = etcd://, zk://, redis:// or mysql:// / postgres://)",
+			"worker", lease.ID(), "store", redactURL(storeURL))
+	}
 	n.snow, err = snowflake.New(snowflake.Settings{
 		Layout:          layout,
 		Datacenter:      cfg.Snowflake.Datacenter,

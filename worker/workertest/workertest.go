@@ -532,8 +532,9 @@ func testLostLeaseEndsBeforeTakeover(t *testing.T, f Fixture) {
 }
 
 // When another owner holds the ID at the coordinator, renewals fail and
-// the lease ends before the TTL of the last successful renewal runs out;
-// the other owner's claim is left alone.
+// the lease ends at once, before the TTL of the last successful renewal
+// runs out, with ValidUntil in the past; the other owner's claim is left
+// alone.
 func testHeldByAnother(t *testing.T, f Fixture) {
 	expiring(t, f)
 	ns := f.Namespace(t)
@@ -550,8 +551,10 @@ func testHeldByAnother(t *testing.T, f Fixture) {
 	case <-time.After(f.TTL):
 		t.Fatalf("lease still live a TTL after another owner took the ID; log:\n%s", logs.String())
 	}
-	if limit := overwritten.Add(f.TTL); !l.ValidUntil().Before(limit) {
-		t.Fatalf("ValidUntil %v is not before %v", l.ValidUntil(), limit)
+	// The moment the lease ends, issuing must stop: the time left on the
+	// last renewal is no permission while another owner holds the ID.
+	if until := l.ValidUntil(); until.IsZero() || until.After(time.Now()) {
+		t.Fatalf("ValidUntil %v after the lease ended (overwritten at %v); want a time already past", until, overwritten)
 	}
 	if out := logs.String(); !strings.Contains(out, "held by") || !strings.Contains(out, intruder) {
 		t.Errorf("log does not say who holds the ID:\n%s", out)
