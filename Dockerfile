@@ -10,9 +10,13 @@ RUN go mod download
 COPY . .
 ARG VERSION=dev
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/idforge ./cmd/idforge
+# The data directory, owned by the nonroot user (65532) the image runs
+# as: a fresh volume is initialised from it, so the node can write there.
+RUN mkdir -p /out/data && chown 65532:65532 /out/data
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/idforge /usr/local/bin/idforge
+COPY --from=build --chown=65532:65532 /out/data /data
 # The data directory holds the node's lock, worker ID, time fence and, by
 # default, its SQLite database: mount a volume to keep it.
 VOLUME ["/data"]
