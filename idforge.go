@@ -122,6 +122,16 @@ type PeriodCounter interface {
 	Next(ctx context.Context, at time.Time) (n int64, period time.Time, err error)
 }
 
+// A PeriodReporter is a PeriodCounter that tells which calendar periods it
+// counts in, so that a serial template can check that its dates show the
+// period: a per-day count under a date without the day would repeat its
+// numbers every day.
+type PeriodReporter interface {
+	// CountsPer returns the period ("second", "minute", "hour", "day" or
+	// "month") and the time zone whose calendar it follows.
+	CountsPer() (period string, loc *time.Location)
+}
+
 // Serial is the definition of a serial number: a template (see package
 // serial) that renders business numbers such as 2017030400001.
 type Serial struct {

@@ -189,7 +189,13 @@ type Counter struct {
 	owned  io.Closer // the store, when the counter opened it
 }
 
-var _ idforge.PeriodCounter = (*Counter)(nil)
+var (
+	_ idforge.PeriodCounter  = (*Counter)(nil)
+	_ idforge.PeriodReporter = (*Counter)(nil)
+)
+
+// CountsPer implements idforge.PeriodReporter.
+func (c *Counter) CountsPer() (string, *time.Location) { return c.s.Period.String(), c.loc }
 
 // NewCounter validates s and returns a counter over st, which the caller
 // keeps owning (Close does not close it). It recovers the counter's mark:

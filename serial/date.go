@@ -316,3 +316,44 @@ func allDigits(s string) bool {
 	}
 	return s != ""
 }
+
+// periodFields are the date fields that name one period of each length:
+// a serial whose count restarts every period must show all of them, or
+// the same number comes back in a later period.
+var periodFields = map[string][]byte{
+	"month":  {opYear, opMonth},
+	"day":    {opYear, opMonth, opDay},
+	"hour":   {opYear, opMonth, opDay, opHour},
+	"minute": {opYear, opMonth, opDay, opHour, opMinute},
+	"second": {opYear, opMonth, opDay, opHour, opMinute, opSecond},
+}
+
+// shows reports whether the date parts among nodes, rendered in a zone
+// named zone (any zone when zone is ""), together show every field of
+// a period. yy counts as the year, DDD as the month and day, and hh
+// (12-hour) does not count as the hour.
+func shows(nodes []node, period, zone string) bool {
+	have := map[byte]bool{}
+	for _, n := range nodes {
+		d, ok := n.part.(*datePart)
+		if !ok || (zone != "" && d.loc.String() != zone) {
+			continue
+		}
+		for _, op := range d.ops {
+			switch op.code {
+			case opYear2:
+				have[opYear] = true
+			case opYearDay:
+				have[opMonth], have[opDay] = true, true
+			default:
+				have[op.code] = true
+			}
+		}
+	}
+	for _, f := range periodFields[period] {
+		if !have[f] {
+			return false
+		}
+	}
+	return true
+}

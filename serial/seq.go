@@ -140,3 +140,53 @@ func digits(v int64) int {
 	}
 	return n
 }
+
+// checkPeriods refuses a template whose per-period counter restarts in
+// periods its dates do not show: QJ@{seq:daily} would issue QJ1 again
+// every day, and a per-day count in UTC under an Asia/Shanghai date
+// restarts at 08:00 in the middle of the shown day. Periods of an hour
+// and longer must be shown in the counter's own time zone; seconds and
+// minutes line up in every zone.
+func (t *Template) checkPeriods() error {
+	for _, n := range t.nodes {
+		sp, ok := n.part.(*seqPart)
+		if !ok || sp.ctr == nil {
+			continue
+		}
+		pr, ok := sp.ctr.(idforge.PeriodReporter)
+		if !ok {
+			continue
+		}
+		period, loc := pr.CountsPer()
+		if _, known := periodFields[period]; !known {
+			continue
+		}
+		zone := ""
+		if period != "second" && period != "minute" && loc != nil {
+			zone = loc.String()
+		}
+		if shows(t.nodes, period, zone) {
+			continue
+		}
+		in := ""
+		if zone != "" {
+			in = " in " + zone
+		}
+		return errAt(n.col, "seq:%s counts per %s%s, but no date in the template shows the %s%s: the same serial would be issued again in a later %s (add e.g. @{date:%s%s})",
+			sp.name, period, in, period, in, period, layoutFor(period), t.tzOption(zone))
+	}
+	return nil
+}
+
+func layoutFor(period string) string {
+	return map[string]string{"month": "yyyyMM", "day": "yyyyMMdd", "hour": "yyyyMMddHH",
+		"minute": "yyyyMMddHHmm", "second": "yyyyMMddHHmmss"}[period]
+}
+
+// tzOption is the tz= option a date needs to render in zone.
+func (t *Template) tzOption(zone string) string {
+	if zone == "" || zone == t.loc.String() {
+		return ""
+	}
+	return ",tz=" + zone
+}

@@ -164,6 +164,9 @@ func Parse(text string, opts Options) (*Template, error) {
 	if err := t.link(); err != nil {
 		return nil, err
 	}
+	if err := t.checkPeriods(); err != nil {
+		return nil, err
+	}
 	if err := t.sort(); err != nil {
 		return nil, err
 	}
