@@ -204,3 +204,67 @@ func BenchmarkSourceNext(b *testing.B) {
 		})
 	}
 }
+
+// A table dropped and created again (or restored from an old backup)
+// counts from 1 again: the source refuses its ids instead of repeating
+// values, and the other tables carry on.
+func TestRecreatedTableRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.db")
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s := open(t, "autoinc+sqlite://"+path+"?tables=2")
+	seen := map[int64]bool{}
+	for range 10 {
+		v, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[v] = true
+	}
+	if _, err := db.ExecContext(ctx, "DROP TABLE idforge_autoinc_1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := autoinc.Migrate(ctx, db, "idforge_autoinc_1"); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		v, err := s.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seen[v] {
+			t.Fatalf("value %d issued twice after table 1 was created again", v)
+		}
+		if _, i := s.Split(v); i == 1 {
+			t.Fatalf("value %d from the recreated table", v)
+		}
+		seen[v] = true
+	}
+
+	// With one table there is no other to answer: a clear error.
+	single := open(t, "autoinc+sqlite://"+filepath.Join(dir, "b.db"))
+	for range 3 {
+		if _, err := single.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := sql.Open("sqlite", filepath.Join(dir, "b.db")+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "DROP TABLE idforge_autoinc_0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := autoinc.Migrate(ctx, other, "idforge_autoinc_0"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := single.Next(ctx); !errors.Is(err, sequence.ErrCounterLost) || !errors.Is(err, idforge.ErrUnavailable) {
+		t.Fatalf("recreated single table: %d, %v; want ErrCounterLost and ErrUnavailable", v, err)
+	}
+}

@@ -51,7 +51,12 @@
 // with different credentials: build the Source with NewSource.
 //
 // Failures: a table that errs is left aside for the rescue time and the
-// next one answers; a client crash loses the value in flight at most;
+// next one answers; so is a table that issues an id not above one it
+// issued to this process before (dropped and created again, restored from
+// a backup): sequence.ErrCounterLost rather than a repeated value. A new
+// process cannot tell a recreated table from a new one, so once the
+// tables exist, run with create=false: a dropped table is then an error
+// at start, not a fresh count from 1; a client crash loses the value in flight at most;
 // when every table fails, Next returns an error wrapping
 // idforge.ErrUnavailable with each table's error. An insert is as durable
 // as its database's commit (PostgreSQL's sequences may skip values after

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,10 @@ type table struct {
 	db     *sqldb.DB
 	name   string
 	insert string
+	// seen is the largest id this process took from the table: an id at
+	// or below it means the table was dropped and created again, or
+	// restored from a backup, and would repeat values.
+	seen atomic.Int64
 }
 
 // Source combines 2^n auto-increment tables: a value is id << n | index,
@@ -54,7 +59,7 @@ type table struct {
 type Source struct {
 	tables []table
 	bits   uint
-	limit  int64 // ids must stay below it
+	maxID  int64 // the largest id that fits above the index bits: 2^(63-n) - 1
 	rotor  *rotate.Rotor
 	owned  []*sqldb.DB
 	closed atomic.Bool
@@ -91,7 +96,8 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 		cfg.Rescue = DefaultRescue
 	}
 	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New(n, cfg.Rescue)}
-	s.limit = 1 << (63 - s.bits)
+	// Not 1 << (63-n): with one table that overflows to a negative limit.
+	s.maxID = math.MaxInt64 >> s.bits
 	seen := map[[2]any]int{}
 	for i, t := range cfg.Tables {
 		if !sqldb.ValidIdent(t.Name) {
@@ -150,8 +156,13 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 			}
 			return fmt.Errorf("table %s on %s: %w", t.name, t.db.Where, err)
 		}
-		if id < 1 || id >= s.limit {
+		if id < 1 || id > s.maxID {
 			return rotate.Exhausted(fmt.Errorf("%w: table %s issued id %d, outside [1, 2^%d)", idforge.ErrSpaceExhausted, t.name, id, 63-s.bits))
+		}
+		if !t.advance(id) {
+			// Left aside like any failing table; the others answer.
+			return fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
+				sequence.ErrCounterLost, t.name, t.db.Where, id, t.seen.Load())
 		}
 		v = id<<s.bits | int64(i)
 		return nil
@@ -163,6 +174,20 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: autoinc source: %w", idforge.ErrUnavailable, err)
 	}
 	return v, nil
+}
+
+// advance records id as the newest one taken from the table, and reports
+// false when it is not above every id taken before.
+func (t *table) advance(id int64) bool {
+	for {
+		old := t.seen.Load()
+		if id <= old {
+			return false
+		}
+		if t.seen.CompareAndSwap(old, id) {
+			return true
+		}
+	}
 }
 
 func (t *table) next(ctx context.Context) (int64, error) {
