@@ -48,16 +48,17 @@ type table struct {
 	db     *sqldb.DB
 	name   string
 	insert string
-	// seen is the largest id this process took from the table: an id at
-	// or below it means the table was dropped and created again, or
-	// restored from a backup, and would repeat values.
+	// seen is the largest id this process took from the table: an insert
+	// that began after it was taken and gets an id at or below it means
+	// the table was dropped and created again, or restored from a backup,
+	// and would repeat values.
 	seen atomic.Int64
 }
 
 // Source combines 2^n auto-increment tables: a value is id << n | index,
 // taken from the tables in turn. It is safe for concurrent use.
 type Source struct {
-	tables []table
+	tables []*table
 	bits   uint
 	maxID  int64 // the largest id that fits above the index bits: 2^(63-n) - 1
 	rotor  *rotate.Rotor
@@ -109,7 +110,7 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 		}
 		seen[k] = i
 		d := dbs[i]
-		tb := table{db: d, name: t.Name}
+		tb := &table{db: d, name: t.Name}
 		q := d.Quote(t.Name)
 		switch d.Dialect {
 		case sqldb.MySQL:
@@ -148,7 +149,11 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	}
 	var v int64
 	err := s.rotor.Do(ctx, func(ctx context.Context, i int) error {
-		t := &s.tables[i]
+		t := s.tables[i]
+		// Every id taken before this insert began is below the one it
+		// gets, however concurrent inserts finish: the floor is read
+		// first.
+		floor := t.seen.Load()
 		id, err := t.next(ctx)
 		if err != nil {
 			if sqldb.OutOfRange(err) {
@@ -159,11 +164,12 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		if id < 1 || id > s.maxID {
 			return rotate.Exhausted(fmt.Errorf("%w: table %s issued id %d, outside [1, 2^%d)", idforge.ErrSpaceExhausted, t.name, id, 63-s.bits))
 		}
-		if !t.advance(id) {
+		if id <= floor {
 			// Left aside like any failing table; the others answer.
 			return fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
-				sequence.ErrCounterLost, t.name, t.db.Where, id, t.seen.Load())
+				sequence.ErrCounterLost, t.name, t.db.Where, id, floor)
 		}
+		t.advance(id)
 		v = id<<s.bits | int64(i)
 		return nil
 	})
@@ -176,16 +182,12 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
-// advance records id as the newest one taken from the table, and reports
-// false when it is not above every id taken before.
-func (t *table) advance(id int64) bool {
+// advance raises seen to id.
+func (t *table) advance(id int64) {
 	for {
 		old := t.seen.Load()
-		if id <= old {
-			return false
-		}
-		if t.seen.CompareAndSwap(old, id) {
-			return true
+		if id <= old || t.seen.CompareAndSwap(old, id) {
+			return
 		}
 	}
 }
