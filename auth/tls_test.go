@@ -1,99 +1,17 @@
 package auth
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge/internal/testca"
 )
-
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newTestCA(t *testing.T, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a certificate and key in PEM signed by ca: a server
-// certificate for 127.0.0.1 or a client certificate.
-func (ca *testCA) issue(t *testing.T, serial int64, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial),
-		Subject:      pkix.Name{CommonName: "client"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.Subject.CommonName = "127.0.0.1"
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-func writeFile(t *testing.T, dir, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 // serveTLS starts an HTTPS server with cfg and returns its URL.
 func serveTLS(t *testing.T, cfg *tls.Config) string {
@@ -123,25 +41,18 @@ func get(url string, cfg *tls.Config) error {
 
 func TestServerTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t, "idforge test CA")
-	srvCert, srvKey := ca.issue(t, 2, true)
-	cliCert, cliKey := ca.issue(t, 3, false)
-	other := newTestCA(t, "another CA")
-	strangerCert, strangerKey := other.issue(t, 4, false)
+	ca := testca.New(t, "idforge test CA")
+	srvCert, srvKey := ca.Issue(t, 2, true)
+	cliCert, cliKey := ca.Issue(t, 3, false)
+	other := testca.New(t, "another CA")
+	strangerCert, strangerKey := other.Issue(t, 4, false)
 
-	certFile := writeFile(t, dir, "server.pem", srvCert)
-	keyFile := writeFile(t, dir, "server-key.pem", srvKey)
-	caFile := writeFile(t, dir, "ca.pem", ca.pem)
+	certFile := testca.WriteFile(t, dir, "server.pem", srvCert)
+	keyFile := testca.WriteFile(t, dir, "server-key.pem", srvKey)
+	caFile := testca.WriteFile(t, dir, "ca.pem", ca.PEM)
 
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	clientPair := func(c, k []byte) []tls.Certificate {
-		pair, err := tls.X509KeyPair(c, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return []tls.Certificate{pair}
-	}
+	roots := ca.Pool()
+	clientPair := func(c, k []byte) []tls.Certificate { return ca.ClientConfig(t, c, k).Certificates }
 
 	t.Run("server certificate only", func(t *testing.T) {
 		cfg, err := ServerTLS(certFile, keyFile, "")
