@@ -335,8 +335,25 @@ func (g *Generator) Issued() int64 {
 	return g.count
 }
 
-// Worker returns the worker ID stored in every ID.
-func (g *Generator) Worker() int64 { return g.worker }
+// Worker returns the worker ID stored in every ID (Rebind may change it).
+func (g *Generator) Worker() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.worker
+}
+
+// ValidUntil returns the time until which the worker ID's guard lets the
+// generator issue: the zero Time without a guard or limit, a time in the
+// past once the lease was lost.
+func (g *Generator) ValidUntil() time.Time {
+	g.mu.Lock()
+	guard := g.guard
+	g.mu.Unlock()
+	if guard == nil {
+		return time.Time{}
+	}
+	return guard.ValidUntil()
+}
 
 // Datacenter returns the datacenter ID stored in every ID.
 func (g *Generator) Datacenter() int64 { return g.datacenter }

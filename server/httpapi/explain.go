@@ -17,6 +17,16 @@ type snowflakeJSON struct {
 	Worker     int64     `json:"worker"`
 	Datacenter int64     `json:"datacenter"`
 	Expires    time.Time `json:"expires"`
+	// Lease is the worker ID's lease: "unlimited" (a static or file ID,
+	// or a ZooKeeper one), "held" until ValidUntil, or "lost" (IDs are
+	// refused until a new worker ID is acquired).
+	Lease      string     `json:"lease"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// Now is the node's clock when it answered, for the clock offset an
+	// operator compares it with; LastIssued is the newest tick issued
+	// in, ahead of Now while the generator borrows ahead.
+	Now        time.Time  `json:"now"`
+	LastIssued *time.Time `json:"last_issued,omitempty"`
 }
 
 func (h *handler) snowflakeInfo() *snowflakeJSON {
@@ -25,7 +35,20 @@ func (h *handler) snowflakeInfo() *snowflakeJSON {
 		return nil
 	}
 	l := g.Layout()
-	return &snowflakeJSON{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires()}
+	out := &snowflakeJSON{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires(),
+		Lease: "unlimited", Now: time.Now().UTC()}
+	switch until := g.ValidUntil(); {
+	case until.IsZero():
+	case until.After(out.Now):
+		out.Lease, out.ValidUntil = "held", &until
+	default:
+		out.Lease = "lost"
+	}
+	if last := g.LastIssued(); !last.IsZero() {
+		last = last.UTC()
+		out.LastIssued = &last
+	}
+	return out
 }
 
 // explainResponse is the answer of GET /v1/explain/{id}.

@@ -609,3 +609,52 @@ func TestPluginRejection(t *testing.T) {
 		t.Fatalf("after reopening = %d %q, want 1: the refusals consumed nothing", status, body)
 	}
 }
+
+// settableGuard is a snowflake.Guard whose ValidUntil the test moves.
+type settableGuard struct{ until atomic.Int64 }
+
+func (g *settableGuard) ValidUntil() time.Time { return time.Unix(0, g.until.Load()) }
+
+// GET /v1/keys reports the worker ID's lease, the node's clock and the
+// newest tick issued in: what the admin page shows an operator.
+func TestSnowflakeLeaseInKeys(t *testing.T) {
+	guard := &settableGuard{}
+	guard.until.Store(time.Now().Add(time.Minute).UnixNano())
+	gen, err := snowflake.New(snowflake.Settings{Worker: 3, Guard: guard, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gen.Close()
+	iss := issuer.New(memstore.New(), gen, issuer.Settings{Logger: quiet})
+	defer iss.Close()
+	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
+	defer srv.Close()
+	f := &fixture{srv: srv}
+	snow := func() snowflakeJSON {
+		t.Helper()
+		status, body, _ := f.do(t, "GET", "/v1/keys", "")
+		var resp struct{ Snowflake snowflakeJSON }
+		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil {
+			t.Fatalf("GET /v1/keys = %d %s", status, body)
+		}
+		return resp.Snowflake
+	}
+	before := time.Now()
+	s := snow()
+	if s.Lease != "held" || s.ValidUntil == nil || !s.ValidUntil.After(before) || s.LastIssued != nil {
+		t.Fatalf("held lease, nothing issued: %+v", s)
+	}
+	if s.Now.Before(before.Add(-time.Second)) || s.Now.After(time.Now().Add(time.Second)) {
+		t.Fatalf("now %v is not the node's clock", s.Now)
+	}
+	if status, _, _ := f.do(t, "GET", "/api/snowflake/get/msg", ""); status != 200 {
+		t.Fatalf("snowflake ID: %d", status)
+	}
+	if s = snow(); s.LastIssued == nil {
+		t.Fatalf("no last_issued after an ID: %+v", s)
+	}
+	guard.until.Store(0) // lost: the epoch, as worker.Renewal reports it
+	if s = snow(); s.Lease != "lost" || s.ValidUntil != nil {
+		t.Fatalf("lost lease: %+v", s)
+	}
+}

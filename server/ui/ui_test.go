@@ -294,6 +294,9 @@ func TestPageInChromium(t *testing.T) {
 		`#keys tr[data-key="idle"] td.current`: "not used on this node",
 		`#snowflake dd[data-field="layout"]`:   "time:41,datacenter:5,worker:5,sequence:12",
 		`#snowflake dd[data-field="expires"]`:  "2080-07-10",
+		`#snowflake dd[data-field="lease"]`:    "unlimited",
+		// The node's clock against the browser's: both are this machine's.
+		`#snowflake dd[data-field="clock offset"]`: " ms against this browser",
 	} {
 		if got := text(ctx, t, sel); !strings.Contains(got, wantIn) {
 			t.Errorf("%s shows %q, want it to contain %q", sel, got, wantIn)
