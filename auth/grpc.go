@@ -18,6 +18,28 @@ type Keyed interface {
 	GetKey() string
 }
 
+// Named is implemented by request messages that name a serial
+// (idforge.v1's NextSerialRequest); generated protobuf types with a name
+// field have this method. As over HTTP (/v1/serials/{name}), a serial is
+// issued under its own name: a token limited to keys must list the
+// serial's name, not the keys its template draws on.
+type Named interface {
+	GetName() string
+}
+
+// requestKey returns the key a request message names, for Access.Key:
+// its key field (Keyed), else its name field (Named). ok is false for a
+// message that names neither.
+func requestKey(m any) (key string, ok bool) {
+	switch r := m.(type) {
+	case Keyed:
+		return r.GetKey(), true
+	case Named:
+		return r.GetName(), true
+	}
+	return "", false
+}
+
 // GRPCOption configures UnaryInterceptor and StreamInterceptor.
 type GRPCOption func(*grpcOptions)
 
@@ -27,7 +49,8 @@ type grpcOptions struct {
 
 // WithMethodLevel replaces DefaultMethodLevel: level says what each
 // method (its full name, "/package.Service/Method") needs. The key of
-// Issue and Admin methods is read from the request message (Keyed).
+// Issue and Admin methods is read from the request message (Keyed, else
+// Named).
 func WithMethodLevel(level func(fullMethod string) Level) GRPCOption {
 	return func(o *grpcOptions) { o.level = level }
 }
@@ -43,7 +66,8 @@ func newGRPCOptions(opts []GRPCOption) grpcOptions {
 // DefaultMethodLevel classifies gRPC methods by name:
 //
 //	Open   the health service (/grpc.health.v1.Health/…) and server reflection
-//	Issue  methods named Next…, Take… or Stream… (idforge.v1.IDForge: Next, NextBatch, Stream)
+//	Issue  methods named Next…, Take… or Stream… (idforge.v1.IDForge: Next, NextBatch,
+//	       NextStrings, NextSerial, Stream)
 //	Admin  methods named Create…, Delete…, Update… or Set… (CreateKey)
 //	Read   everything else (Explain, Make, GetKey, ListKeys)
 func DefaultMethodLevel(fullMethod string) Level {
@@ -78,9 +102,7 @@ func (a *Authenticator) UnaryInterceptor(opts ...GRPCOption) grpc.UnaryServerInt
 			return handler(ctx, req)
 		}
 		acc := Access{Level: level}
-		if k, ok := req.(Keyed); ok {
-			acc.Key = k.GetKey()
-		}
+		acc.Key, _ = requestKey(req)
 		caller, err := a.Authorize(bearerFromMetadata(ctx), acc)
 		if err != nil {
 			return nil, grpcError(ctx, err)
@@ -131,9 +153,8 @@ func (s *guardedStream) RecvMsg(m any) error {
 		return err
 	}
 	acc := Access{Level: s.level}
-	if k, ok := m.(Keyed); ok {
-		acc.Key = k.GetKey()
-	} else if s.e.keys == nil {
+	var named bool
+	if acc.Key, named = requestKey(m); !named && s.e.keys == nil {
 		return nil // a message without a key; nothing to check for an unrestricted token
 	}
 	if err := s.e.permitKey(acc); err != nil {

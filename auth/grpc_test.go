@@ -19,14 +19,28 @@ import (
 )
 
 // The test service speaks JSON (a codec registered for the content
-// subtype "json"), so it needs no generated code. Its request has a key,
-// like idforge.v1's.
+// subtype "json"), so it needs no generated code. Its requests have a key,
+// like idforge.v1's, or, for NextSerial, a serial's name.
 
 type keyRequest struct {
 	Key string `json:"key"`
 }
 
 func (r *keyRequest) GetKey() string { return r.Key }
+
+type nameRequest struct {
+	Name string `json:"name"`
+}
+
+func (r *nameRequest) GetName() string { return r.Name }
+
+// newRequest returns the request message of a test method naming key.
+func newRequest(method, key string) any {
+	if method == "NextSerial" {
+		return &nameRequest{Name: key}
+	}
+	return &keyRequest{Key: key}
+}
 
 type callerReply struct {
 	Caller string `json:"caller"`
@@ -46,7 +60,7 @@ const testService = "idforge.test.IDs"
 // caller's name.
 func unary(name string) grpc.MethodDesc {
 	return grpc.MethodDesc{MethodName: name, Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-		in := new(keyRequest)
+		in := newRequest(name, "")
 		if err := dec(in); err != nil {
 			return nil, err
 		}
@@ -64,7 +78,8 @@ func unary(name string) grpc.MethodDesc {
 var testServiceDesc = grpc.ServiceDesc{
 	ServiceName: testService,
 	HandlerType: (*any)(nil),
-	Methods:     []grpc.MethodDesc{unary("Next"), unary("CreateKey"), unary("ListKeys")},
+	Methods: []grpc.MethodDesc{unary("Next"), unary("NextStrings"), unary("NextSerial"),
+		unary("CreateKey"), unary("ListKeys")},
 	Streams: []grpc.StreamDesc{{StreamName: "Stream", ServerStreams: true, Handler: func(srv any, ss grpc.ServerStream) error {
 		in := new(keyRequest)
 		if err := ss.RecvMsg(in); err != nil {
@@ -107,7 +122,7 @@ func withToken(ctx context.Context, tok string) context.Context {
 
 func callUnary(ctx context.Context, conn *grpc.ClientConn, method, tok, key string, opts ...grpc.CallOption) (string, error) {
 	var out callerReply
-	err := conn.Invoke(withToken(ctx, tok), "/"+testService+"/"+method, &keyRequest{Key: key}, &out,
+	err := conn.Invoke(withToken(ctx, tok), "/"+testService+"/"+method, newRequest(method, key), &out,
 		append(opts, grpc.CallContentSubtype("json"))...)
 	return out.Caller, err
 }
@@ -146,6 +161,18 @@ func TestGRPC(t *testing.T) {
 		{"issue", "Next", issueTok, "order", codes.OK, "issue"},
 		{"key token, its key", "Next", orderTok, "order", codes.OK, "order"},
 		{"key token, other key", "Next", orderTok, "msg", codes.PermissionDenied, ""},
+		{"strings, issue", "NextStrings", issueTok, "trace", codes.OK, "issue"},
+		{"strings, key token, its key", "NextStrings", orderTok, "order", codes.OK, "order"},
+		{"strings, key token, other key", "NextStrings", orderTok, "trace", codes.PermissionDenied, ""},
+		{"strings, no token", "NextStrings", "", "order", codes.Unauthenticated, ""},
+		// A serial is scoped by its own name, read from the request's
+		// name field: the key token lists "order", so it may issue the
+		// serial named order and no other.
+		{"serial, issue", "NextSerial", issueTok, "bill", codes.OK, "issue"},
+		{"serial, key token, its name", "NextSerial", orderTok, "order", codes.OK, "order"},
+		{"serial, key token, other name", "NextSerial", orderTok, "bill", codes.PermissionDenied, ""},
+		{"serial, key token, no name", "NextSerial", orderTok, "", codes.PermissionDenied, ""},
+		{"serial, no token", "NextSerial", "", "bill", codes.Unauthenticated, ""},
 		{"issue token on admin call", "CreateKey", issueTok, "new", codes.PermissionDenied, ""},
 		{"admin call", "CreateKey", adminTok, "new", codes.OK, "admin"},
 		{"read", "ListKeys", orderTok, "", codes.OK, "order"},
@@ -204,6 +231,51 @@ func TestGRPC(t *testing.T) {
 			t.Fatalf("after a second: %v", err)
 		}
 	})
+
+	// Serials and string IDs draw from the token's rate like any call.
+	t.Run("rate limit, serials and strings", func(t *testing.T) {
+		clk.advance(2 * time.Second) // the burst of 2 is back
+		for _, method := range []string{"NextSerial", "NextStrings"} {
+			if _, err := callUnary(ctx, conn, method, limitedTok, "bill"); err != nil {
+				t.Fatalf("%s within the burst: %v", method, err)
+			}
+		}
+		for _, method := range []string{"NextSerial", "NextStrings"} {
+			var hdr metadata.MD
+			_, err := callUnary(ctx, conn, method, limitedTok, "bill", grpc.Header(&hdr))
+			if status.Code(err) != codes.ResourceExhausted {
+				t.Fatalf("%s over the rate: %v, want ResourceExhausted", method, err)
+			}
+			if got := hdr.Get("retry-after"); len(got) != 1 || got[0] != "1" {
+				t.Errorf("%s: retry-after header %q, want 1", method, got)
+			}
+		}
+	})
+}
+
+// bothRequest names a key and a name; the key is what is checked.
+type bothRequest struct{}
+
+func (bothRequest) GetKey() string  { return "key" }
+func (bothRequest) GetName() string { return "name" }
+
+func TestRequestKey(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		msg  any
+		key  string
+		ok   bool
+	}{
+		{"key field", &keyRequest{Key: "order"}, "order", true},
+		{"name field", &nameRequest{Name: "bill"}, "bill", true},
+		{"empty name", &nameRequest{}, "", true},
+		{"both: the key", bothRequest{}, "key", true},
+		{"neither", &callerReply{Caller: "x"}, "", false},
+	} {
+		if key, ok := requestKey(tc.msg); key != tc.key || ok != tc.ok {
+			t.Errorf("%s: requestKey = %q, %v; want %q, %v", tc.name, key, ok, tc.key, tc.ok)
+		}
+	}
 }
 
 func TestWithMethodLevel(t *testing.T) {
@@ -244,6 +316,7 @@ func TestDefaultMethodLevel(t *testing.T) {
 		"/idforge.v1.IDForge/NextBatch":                                  Issue,
 		"/idforge.v1.IDForge/Stream":                                     Issue,
 		"/idforge.v1.IDForge/NextSerial":                                 Issue,
+		"/idforge.v1.IDForge/NextStrings":                                Issue,
 		"/idforge.v1.IDForge/CreateKey":                                  Admin,
 		"/idforge.v1.IDForge/DeleteKey":                                  Admin,
 		"/idforge.v1.IDForge/Explain":                                    Read,

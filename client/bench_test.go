@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -86,6 +87,16 @@ func (l *localConn) nextN(ctx context.Context, key string, n int) ([]int64, erro
 		ids[i] = end - int64(n) + int64(i) + 1
 	}
 	return ids, nil
+}
+
+// nextStrings and nextSerial are not measured; a range cache never
+// calls them.
+func (l *localConn) nextStrings(ctx context.Context, key string, n int) ([]string, error) {
+	return nil, errors.New("localConn issues no strings")
+}
+
+func (l *localConn) nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	return nil, errors.New("localConn issues no serials")
 }
 
 func (l *localConn) explain(ctx context.Context, id int64) (Explanation, error) {

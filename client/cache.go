@@ -17,7 +17,9 @@ import (
 const refetchPause = 100 * time.Millisecond
 
 // cached is a remote client with a range cache per segment key (see
-// WithRangeCache).
+// WithRangeCache). NextStrings, NextSerial and Explain are the embedded
+// remote's, uncached: a serial renders its template at the server, and a
+// string ID is a UUID, a ULID or a format only the server knows.
 type cached struct {
 	*remote
 	batch int // IDs per fetch

@@ -8,9 +8,10 @@ import (
 	"github.com/idforge/idforge/snowflake"
 )
 
-// MaxCount is the largest number of IDs an idforge server hands out in
-// one call; it bounds WithRangeCache's batch. Remote clients pass larger
-// NextN counts on and the server refuses them (idforge.ErrInvalidCount).
+// MaxCount is the largest number of IDs (or serials) an idforge server
+// hands out in one call; it bounds WithRangeCache's batch. Remote clients
+// pass larger NextN, NextStrings and NextSerial counts on and the server
+// refuses them (idforge.ErrInvalidCount).
 const MaxCount = 10_000
 
 // Client issues IDs for named keys, whichever way idforge is deployed.
@@ -25,6 +26,20 @@ type Client interface {
 	// wrapping idforge.ErrInvalidCount; a remote server refuses n above
 	// its maximum (MaxCount by default) the same way.
 	NextN(ctx context.Context, key string, n int) ([]int64, error)
+	// NextStrings returns n IDs of key as text (n ≥ 1): UUIDs or ULIDs
+	// for a uuidv7 or ulid key, which issues no integers; the key's
+	// configured text format (decimal when it has none) for a key of
+	// integer IDs. Counts are checked as NextN's. WithRangeCache does not
+	// cache them.
+	NextStrings(ctx context.Context, key string, n int) ([]string, error)
+	// NextSerial returns n serial numbers (n ≥ 1, at most MaxCount) of
+	// the serial definition name, a template the server's configuration
+	// (or POST /v1/serials) defines; params fill its @{param:NAME} fields.
+	// An unknown serial is an error wrapping idforge.ErrUnknownKey, a
+	// missing or malformed parameter one wrapping
+	// idforge.ErrInvalidArgument, a bad count one wrapping
+	// idforge.ErrInvalidCount. WithRangeCache does not cache them.
+	NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
 	// Explain decodes a snowflake ID with the layout of the (first
 	// answering) node; a negative ID or one the layout cannot have made
 	// is an error wrapping idforge.ErrInvalidArgument.

@@ -3,11 +3,14 @@
 //
 //   - NewEmbedded: the issuer runs inside the calling process; no network.
 //   - NewGRPC: a central idforge server (or several) over gRPC.
-//   - NewHTTP: the same over the REST API (/v1/ids, /v1/explain).
+//   - NewHTTP: the same over the REST API (/v1/ids, /v1/serials, /v1/explain).
 //
 // Code written against Client works unchanged whichever mode the
 // deployment picks, and Client.Key turns a client into an
-// idforge.BatchGenerator for one key.
+// idforge.BatchGenerator for one key. Besides integer IDs (Next, NextN) a
+// client issues string IDs (NextStrings: uuidv7 and ulid keys, or a key's
+// text format) and serial numbers (NextSerial: templates the server
+// defines, with per-call parameters).
 //
 // # Errors
 //
@@ -50,5 +53,8 @@
 // remain. Every ID handed out is one the server issued, handed out once.
 // IDs cached by a client that stops or crashes are lost: gaps, never
 // duplicates. Snowflake keys are never cached (their time field would
-// tell when the block was fetched, not when the ID was used).
+// tell when the block was fetched, not when the ID was used), nor are
+// NextStrings and NextSerial: they go to the server on every call (and
+// fail over like Next), so a segment key's IDs from NextStrings do not
+// follow the cached ones in order.
 package client

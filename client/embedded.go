@@ -39,6 +39,20 @@ func (e *embedded) NextN(ctx context.Context, key string, n int) ([]int64, error
 	return e.iss.NextN(ctx, key, n)
 }
 
+func (e *embedded) NextStrings(ctx context.Context, key string, n int) ([]string, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	return e.iss.NextStrings(ctx, key, n, "")
+}
+
+func (e *embedded) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	if e.closed.Load() {
+		return nil, errClosed
+	}
+	return e.iss.NextSerial(ctx, name, n, params)
+}
+
 func (e *embedded) Explain(ctx context.Context, id int64) (Explanation, error) {
 	if e.closed.Load() {
 		return Explanation{}, errClosed

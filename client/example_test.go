@@ -120,6 +120,45 @@ func ExampleNewGRPC() {
 	// true true
 }
 
+// Serial numbers: the server's configuration defines the templates
+// (issuer.Settings.Serials, or POST /v1/serials); a client names one and
+// passes the template's parameters. The same call works embedded and over
+// gRPC.
+func ExampleClient_NextSerial() {
+	st := memstore.New()
+	st.CreateKey(context.Background(), idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet, Serials: []idforge.Serial{
+		{Name: "bill", Template: "B@{seq:order,width=4}"},
+		{Name: "job", Template: "@{param:area}-@{seq:order,width=4}"},
+	}})
+	defer iss.Close()
+	srv := httptest.NewServer(httpapi.New(iss, httpapi.Options{Logger: quiet}))
+	defer srv.Close()
+
+	c, err := client.NewHTTP([]string{srv.URL})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	bills, _ := c.NextSerial(ctx, "bill", 3, nil)
+	fmt.Println(bills)
+	jobs, _ := c.NextSerial(ctx, "job", 2, map[string]string{"area": "010"})
+	fmt.Println(jobs)
+
+	_, err = c.NextSerial(ctx, "receipt", 1, nil)
+	fmt.Println(errors.Is(err, idforge.ErrUnknownKey))
+	_, err = c.NextSerial(ctx, "job", 1, nil) // no area
+	fmt.Println(errors.Is(err, idforge.ErrInvalidArgument))
+	// Output:
+	// [B0001 B0002 B0003]
+	// [010-0004 010-0005]
+	// true
+	// true
+}
+
 // A range cache: the client fetches 100 IDs per request and hands them
 // out locally, fetching the next block when 20 are left.
 func ExampleWithRangeCache() {

@@ -115,6 +115,71 @@ func TestNoFailoverOnClientErrors(t *testing.T) {
 	}
 }
 
+// NextSerial and NextStrings fail over as Next does: an answer another
+// node would give the same way stays with the first node; a node that is
+// gone is passed over, and the next one's serials follow on without
+// repeats.
+func TestFailoverSerialsAndStrings(t *testing.T) {
+	for _, v := range variants() {
+		if !v.mode.remote {
+			continue
+		}
+		t.Run(v.name, func(t *testing.T) {
+			st := newStore(t)
+			a, b := newNode(t, st, 1, 1000), newNode(t, st, 2, 1000)
+			c := v.mode.new(t, []*node{a, b}, v.opts...)
+			defer c.Close()
+			ctx := testCtx(t)
+
+			for _, tc := range []struct {
+				name string
+				err  error
+				want error
+			}{
+				{"unknown serial", func() error { _, err := c.NextSerial(ctx, "nope", 1, nil); return err }(), idforge.ErrUnknownKey},
+				{"missing parameter", func() error { _, err := c.NextSerial(ctx, "job", 1, nil); return err }(), idforge.ErrInvalidArgument},
+				{"unknown key", func() error { _, err := c.NextStrings(ctx, "nope", 1); return err }(), idforge.ErrUnknownKey},
+				{"count too large", func() error { _, err := c.NextStrings(ctx, "trace", MaxCount+1); return err }(), idforge.ErrInvalidCount},
+			} {
+				if !errors.Is(tc.err, tc.want) {
+					t.Fatalf("%s: %v, want %v", tc.name, tc.err, tc.want)
+				}
+			}
+			if calls := v.mode.idCalls(b); calls != 0 {
+				t.Fatalf("%d refused calls retried on the second node, want 0", calls)
+			}
+
+			seen := map[string]bool{}
+			issue := func(when string) {
+				t.Helper()
+				bills, err := c.NextSerial(ctx, "bill", 3, nil)
+				if err != nil {
+					t.Fatalf("NextSerial %s: %v", when, err)
+				}
+				traces, err := c.NextStrings(ctx, "trace", 2)
+				if err != nil {
+					t.Fatalf("NextStrings %s: %v", when, err)
+				}
+				for _, s := range append(bills, traces...) {
+					if seen[s] {
+						t.Fatalf("%q issued twice", s)
+					}
+					seen[s] = true
+				}
+			}
+			issue("with both nodes up")
+			if calls := v.mode.idCalls(a); calls != 6 {
+				t.Fatalf("%d calls to the first node, want 6", calls)
+			}
+			a.stop()
+			issue("after the first node died")
+			if calls := v.mode.idCalls(b); calls != 2 {
+				t.Fatalf("%d calls to the second node, want 2", calls)
+			}
+		})
+	}
+}
+
 // With every node gone a call fails fast, with ErrUnavailable.
 func TestAllNodesDown(t *testing.T) {
 	for _, m := range remoteModes() {

@@ -107,6 +107,29 @@ func (g *grpcConn) nextN(ctx context.Context, key string, n int) ([]int64, error
 	return r.GetIds(), nil
 }
 
+func (g *grpcConn) nextStrings(ctx context.Context, key string, n int) ([]string, error) {
+	// As in nextN, a count past int32 is refused by the server.
+	r, err := g.api.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: key, Count: int32(min(n, math.MaxInt32))})
+	if err != nil {
+		return nil, g.errorOf(err)
+	}
+	if len(r.GetIds()) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
+	}
+	return r.GetIds(), nil
+}
+
+func (g *grpcConn) nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	r, err := g.api.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: name, Count: int32(min(n, math.MaxInt32)), Params: params})
+	if err != nil {
+		return nil, g.errorOf(err)
+	}
+	if len(r.GetValues()) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", g.addr, n, len(r.GetValues()))
+	}
+	return r.GetValues(), nil
+}
+
 func (g *grpcConn) explain(ctx context.Context, id int64) (Explanation, error) {
 	r, err := g.api.Explain(ctx, &idforgev1.ExplainRequest{Id: id})
 	if err != nil {

@@ -15,8 +15,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/idforge/idforge"
+	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/server/grpcapi"
 	"github.com/idforge/idforge/server/httpapi"
@@ -27,7 +29,10 @@ import (
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // newStore returns a store with the keys every test uses: "order"
-// (segment, step 100) and "msg" (snowflake).
+// (segment, step 100), "msg" (snowflake), "cold" (segment, never used
+// before the store fails), "invoice" (segment, what testSerials draw on),
+// "ref" (segment from 255, shown in hex, see testFormats) and "trace"
+// (uuidv7).
 func newStore(tb testing.TB) *memstore.Store {
 	tb.Helper()
 	st := memstore.New()
@@ -35,12 +40,34 @@ func newStore(tb testing.TB) *memstore.Store {
 		{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
 		{Name: "msg", Strategy: idforge.StrategySnowflake},
 		{Name: "cold", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
+		{Name: "invoice", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
+		{Name: "ref", Strategy: idforge.StrategySegment, Step: 100, MaxID: 255},
+		{Name: "trace", Strategy: idforge.StrategyUUIDv7},
 	} {
 		if err := st.CreateKey(context.Background(), k); err != nil {
 			tb.Fatal(err)
 		}
 	}
 	return st
+}
+
+// testSerials are every node's serial definitions. They draw on their
+// own key, "invoice", so that their numbers do not depend on what the
+// tests (or a range cache) took from "order".
+var testSerials = []idforge.Serial{
+	{Name: "bill", Template: "B@{seq:invoice,width=4}"},
+	{Name: "job", Template: "@{param:area,chars=digits,max=4}-@{seq:invoice,width=4}"},
+}
+
+// testFormats shows the key "ref" in hex, so that NextStrings shows
+// whether a client asks for the key's own text form.
+func testFormats(tb testing.TB) map[string]obfuscate.Format {
+	tb.Helper()
+	hex, err := obfuscate.ParseFormat("hex")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return map[string]obfuscate.Format{"ref": hex}
 }
 
 // node is one idforge node: an issuer over a (possibly shared) store,
@@ -52,7 +79,8 @@ type node struct {
 	grpc     *grpc.Server
 	grpcAddr string
 
-	// Calls that issue IDs, counted per transport.
+	// Calls that issue IDs (serials and strings included), counted per
+	// transport.
 	httpIDCalls atomic.Int64
 	grpcIDCalls atomic.Int64
 	// delay is added to every call that issues IDs (ns).
@@ -75,7 +103,8 @@ func newGuardedNode(tb testing.TB, st idforge.Store, worker int64, maxStep int64
 		tb.Fatal(err)
 	}
 	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
-		MaxStep: maxStep, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond}})
+		MaxStep: maxStep, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
+		Serials: testSerials, Formats: testFormats(tb)})
 	n := &node{iss: iss, gen: gen}
 
 	h := httpapi.New(iss, httpapi.Options{Logger: quiet})
@@ -85,7 +114,7 @@ func newGuardedNode(tb testing.TB, st idforge.Store, worker int64, maxStep int64
 		grpcOpts = append(grpcOpts, grpc.ChainStreamInterceptor(a.StreamInterceptor()))
 	}
 	n.http = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/ids/") {
+		if strings.HasPrefix(r.URL.Path, "/v1/ids/") || strings.HasPrefix(r.URL.Path, "/v1/serials/") {
 			n.httpIDCalls.Add(1)
 			n.sleep()
 		}
@@ -93,7 +122,9 @@ func newGuardedNode(tb testing.TB, st idforge.Store, worker int64, maxStep int64
 	}))
 
 	count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-		if strings.HasSuffix(info.FullMethod, "/Next") || strings.HasSuffix(info.FullMethod, "/NextBatch") {
+		switch info.FullMethod {
+		case idforgev1.IDForge_Next_FullMethodName, idforgev1.IDForge_NextBatch_FullMethodName,
+			idforgev1.IDForge_NextStrings_FullMethodName, idforgev1.IDForge_NextSerial_FullMethodName:
 			n.grpcIDCalls.Add(1)
 			n.sleep()
 		}

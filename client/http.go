@@ -19,11 +19,11 @@ import (
 const maxBody = 4 << 20
 
 // NewHTTP returns a Client talking to idforge's HTTP API (GET
-// /v1/ids/{key}, /v1/explain/{id}, and /v1/keys/{key} once per key with
-// WithRangeCache) on the nodes at addrs, in order of preference (see the
-// package doc). An address is host:port (http://, or https:// with
-// WithTLS) or a URL with a scheme and optionally a path prefix
-// ("https://ids.example.com/idforge"). It returns an error wrapping
+// /v1/ids/{key}, /v1/serials/{name}, /v1/explain/{id}, and /v1/keys/{key}
+// once per key with WithRangeCache) on the nodes at addrs, in order of
+// preference (see the package doc). An address is host:port (http://, or
+// https:// with WithTLS) or a URL with a scheme and optionally a path
+// prefix ("https://ids.example.com/idforge"). It returns an error wrapping
 // idforge.ErrInvalidArgument for an empty or malformed address list or an
 // invalid option; it makes no request.
 func NewHTTP(addrs []string, opts ...Option) (Client, error) {
@@ -136,12 +136,19 @@ type idsAnswer struct {
 	IDs []string `json:"ids"`
 }
 
-func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) {
-	// format=decimal: the integers, whatever text form the key shows
-	// (for a permuting format, the same permuted integers gRPC returns).
-	path := "/v1/ids/" + url.PathEscape(key) + "?format=decimal"
+// idStrings fetches n IDs of key as GET /v1/ids/{key} writes them: in
+// format, or the key's own text form when format is "".
+func (h *httpConn) idStrings(ctx context.Context, key string, n int, format string) ([]string, error) {
+	q := url.Values{}
+	if format != "" {
+		q.Set("format", format)
+	}
 	if n != 1 {
-		path += "&count=" + strconv.Itoa(n)
+		q.Set("count", strconv.Itoa(n))
+	}
+	path := "/v1/ids/" + url.PathEscape(key)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	var a idsAnswer
 	if err := h.get(ctx, path, &a); err != nil {
@@ -150,8 +157,18 @@ func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) 
 	if len(a.IDs) != n {
 		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", h.addr, n, len(a.IDs))
 	}
+	return a.IDs, nil
+}
+
+func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) {
+	// format=decimal: the integers, whatever text form the key shows
+	// (for a permuting format, the same permuted integers gRPC returns).
+	strs, err := h.idStrings(ctx, key, n, "decimal")
+	if err != nil {
+		return nil, err
+	}
 	ids := make([]int64, n)
-	for i, s := range a.IDs {
+	for i, s := range strs {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("idforge client: %s: ID %q is not a decimal int64", h.addr, s)
@@ -171,6 +188,41 @@ func (h *httpConn) next(ctx context.Context, key string) (int64, error) {
 
 func (h *httpConn) nextN(ctx context.Context, key string, n int) ([]int64, error) {
 	return h.ids(ctx, key, n)
+}
+
+func (h *httpConn) nextStrings(ctx context.Context, key string, n int) ([]string, error) {
+	return h.idStrings(ctx, key, n, "")
+}
+
+// serialParamPrefix marks a template parameter in the query string of
+// GET /v1/serials/{name}: param.area=010 fills @{param:area}.
+const serialParamPrefix = "param."
+
+// serialsAnswer is the answer of GET /v1/serials/{name}.
+type serialsAnswer struct {
+	Values []string `json:"values"`
+}
+
+func (h *httpConn) nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	q := make(url.Values, len(params)+1)
+	for k, v := range params {
+		q.Set(serialParamPrefix+k, v)
+	}
+	if n != 1 {
+		q.Set("count", strconv.Itoa(n))
+	}
+	path := "/v1/serials/" + url.PathEscape(name)
+	if len(q) > 0 {
+		path += "?" + q.Encode()
+	}
+	var a serialsAnswer
+	if err := h.get(ctx, path, &a); err != nil {
+		return nil, err
+	}
+	if len(a.Values) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", h.addr, n, len(a.Values))
+	}
+	return a.Values, nil
 }
 
 // explainAnswer is the answer of GET /v1/explain/{id}.

@@ -25,6 +25,8 @@ const (
 type conn interface {
 	next(ctx context.Context, key string) (int64, error)
 	nextN(ctx context.Context, key string, n int) ([]int64, error)
+	nextStrings(ctx context.Context, key string, n int) ([]string, error)
+	nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
 	explain(ctx context.Context, id int64) (Explanation, error)
 	strategy(ctx context.Context, key string) (idforge.Strategy, error)
 	close() error
@@ -204,6 +206,37 @@ func (r *remote) NextN(ctx context.Context, key string, n int) ([]int64, error) 
 		return err
 	})
 	return ids, err
+}
+
+func (r *remote) NextStrings(ctx context.Context, key string, n int) ([]string, error) {
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return nil, err
+	}
+	if err := checkCount(n); err != nil {
+		return nil, err
+	}
+	var ids []string
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		ids, err = c.nextStrings(ctx, key, n)
+		return err
+	})
+	return ids, err
+}
+
+func (r *remote) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
+	// Serial names follow the rules of key names.
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return nil, err
+	}
+	if err := checkCount(n); err != nil {
+		return nil, err
+	}
+	var values []string
+	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
+		values, err = c.nextSerial(ctx, name, n, params)
+		return err
+	})
+	return values, err
 }
 
 func (r *remote) Explain(ctx context.Context, id int64) (Explanation, error) {

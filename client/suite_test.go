@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/idforge/idforge"
 )
 
@@ -43,11 +45,16 @@ func TestBehaviour(t *testing.T) {
 			t.Run("unique across goroutines", func(t *testing.T) { testConcurrent(t, c) })
 			t.Run("sentinels", func(t *testing.T) { testSentinels(t, c, v.mode.remote) })
 			t.Run("explain", func(t *testing.T) { testExplain(t, c, n) })
+			t.Run("serials", func(t *testing.T) { testSerialNumbers(t, c) })
+			t.Run("strings", func(t *testing.T) { testStrings(t, c) })
 			t.Run("store down", func(t *testing.T) {
 				st.Fail(errors.New("database unreachable"))
 				defer st.Fail(nil)
 				if _, err := c.Next(testCtx(t), "cold"); !errors.Is(err, idforge.ErrUnavailable) {
 					t.Fatalf("Next with the store down and nothing buffered: %v, want ErrUnavailable", err)
+				}
+				if _, err := c.NextStrings(testCtx(t), "cold", 2); !errors.Is(err, idforge.ErrUnavailable) {
+					t.Fatalf("NextStrings with the store down and nothing buffered: %v, want ErrUnavailable", err)
 				}
 			})
 			t.Run("close", func(t *testing.T) {
@@ -59,6 +66,12 @@ func TestBehaviour(t *testing.T) {
 				}
 				if _, err := c.Next(testCtx(t), "order"); !errors.Is(err, idforge.ErrClosed) {
 					t.Fatalf("Next after Close: %v, want ErrClosed", err)
+				}
+				if _, err := c.NextStrings(testCtx(t), "trace", 1); !errors.Is(err, idforge.ErrClosed) {
+					t.Fatalf("NextStrings after Close: %v, want ErrClosed", err)
+				}
+				if _, err := c.NextSerial(testCtx(t), "bill", 1, nil); !errors.Is(err, idforge.ErrClosed) {
+					t.Fatalf("NextSerial after Close: %v, want ErrClosed", err)
 				}
 			})
 		})
@@ -163,11 +176,29 @@ func testSentinels(t *testing.T, c Client, remote bool) {
 		{"NextN 0", func() error { _, err := c.NextN(ctx, "order", 0); return err }, idforge.ErrInvalidCount},
 		{"NextN -1", func() error { _, err := c.NextN(ctx, "order", -1); return err }, idforge.ErrInvalidCount},
 		{"Explain -1", func() error { _, err := c.Explain(ctx, -1); return err }, idforge.ErrInvalidArgument},
+		{"NextStrings unknown key", func() error { _, err := c.NextStrings(ctx, "nope", 2); return err }, idforge.ErrUnknownKey},
+		{"NextStrings key with a slash", func() error { _, err := c.NextStrings(ctx, "a/b", 1); return err }, idforge.ErrInvalidKey},
+		{"NextStrings 0", func() error { _, err := c.NextStrings(ctx, "trace", 0); return err }, idforge.ErrInvalidCount},
+		{"NextStrings -1", func() error { _, err := c.NextStrings(ctx, "order", -1); return err }, idforge.ErrInvalidCount},
+		{"NextSerial unknown serial", func() error { _, err := c.NextSerial(ctx, "nope", 1, nil); return err }, idforge.ErrUnknownKey},
+		{"NextSerial empty name", func() error { _, err := c.NextSerial(ctx, "", 1, nil); return err }, idforge.ErrInvalidKey},
+		{"NextSerial 0", func() error { _, err := c.NextSerial(ctx, "bill", 0, nil); return err }, idforge.ErrInvalidCount},
+		{"NextSerial -1", func() error { _, err := c.NextSerial(ctx, "bill", -1, nil); return err }, idforge.ErrInvalidCount},
+		// issuer.MaxSerialCount in process, the server's maximum remotely.
+		{"NextSerial above the maximum", func() error { _, err := c.NextSerial(ctx, "bill", MaxCount+1, nil); return err }, idforge.ErrInvalidCount},
+		{"NextSerial missing parameter", func() error { _, err := c.NextSerial(ctx, "job", 1, nil); return err }, idforge.ErrInvalidArgument},
+		{"NextSerial malformed parameter", func() error {
+			_, err := c.NextSerial(ctx, "job", 1, map[string]string{"area": "01x"})
+			return err
+		}, idforge.ErrInvalidArgument},
 	}
 	if remote {
 		calls = append(calls,
 			call{"NextN above the server's maximum", func() error { _, err := c.NextN(ctx, "order", MaxCount+1); return err }, idforge.ErrInvalidCount},
 			call{"NextN 10^12", func() error { _, err := c.NextN(ctx, "order", 1e12); return err }, idforge.ErrInvalidCount},
+			call{"NextStrings above the server's maximum", func() error { _, err := c.NextStrings(ctx, "order", MaxCount+1); return err }, idforge.ErrInvalidCount},
+			call{"NextStrings 10^12", func() error { _, err := c.NextStrings(ctx, "order", 1e12); return err }, idforge.ErrInvalidCount},
+			call{"NextSerial 10^12", func() error { _, err := c.NextSerial(ctx, "bill", 1e12, nil); return err }, idforge.ErrInvalidCount},
 		)
 	}
 	for _, tc := range calls {
@@ -182,6 +213,68 @@ func testSentinels(t *testing.T, c Client, remote bool) {
 	}
 	if _, err := c.Next(ctx, "order"); err != nil {
 		t.Fatalf("after the errors: %v", err)
+	}
+}
+
+// testSerialNumbers issues the node's serials (testSerials), which draw
+// on the key "invoice" that nothing else uses: the numbers are the same
+// in every mode.
+func testSerialNumbers(t *testing.T, c Client) {
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		name   string
+		n      int
+		params map[string]string
+		want   []string
+	}{
+		{"bill", 1, nil, []string{"B0001"}},
+		{"bill", 3, nil, []string{"B0002", "B0003", "B0004"}},
+		{"job", 2, map[string]string{"area": "010"}, []string{"010-0005", "010-0006"}},
+		// A parameter the template does not use is ignored.
+		{"job", 1, map[string]string{"area": "7", "unused": "x"}, []string{"7-0007"}},
+		{"bill", 1, map[string]string{}, []string{"B0008"}},
+	} {
+		got, err := c.NextSerial(ctx, tc.name, tc.n, tc.params)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Fatalf("NextSerial(%s, %d, %v) = %q, %v; want %q", tc.name, tc.n, tc.params, got, err, tc.want)
+		}
+	}
+	many, err := c.NextSerial(ctx, "bill", 100, nil)
+	if err != nil || len(many) != 100 || many[0] != "B0009" || many[99] != "B0108" {
+		t.Fatalf("NextSerial(bill, 100) = %d values, %v", len(many), err)
+	}
+}
+
+// testStrings issues string IDs: UUIDs of the uuidv7 key "trace", and
+// the IDs of "ref" in its configured hex.
+func testStrings(t *testing.T, c Client) {
+	ctx := testCtx(t)
+	var traces []string
+	for _, n := range []int{1, 3} {
+		got, err := c.NextStrings(ctx, "trace", n)
+		if err != nil || len(got) != n {
+			t.Fatalf("NextStrings(trace, %d) = %q, %v", n, got, err)
+		}
+		traces = append(traces, got...)
+	}
+	for i, s := range traces {
+		u, err := uuid.Parse(s)
+		if err != nil || u.Version() != 7 || u.String() != s {
+			t.Fatalf("NextStrings(trace) gave %q: not a canonical UUIDv7 (%v)", s, err)
+		}
+		// Version 7 is time-ordered, and one generator's are strictly
+		// increasing.
+		if i > 0 && s <= traces[i-1] {
+			t.Fatalf("UUIDs not increasing: %q", traces)
+		}
+	}
+	refs, err := c.NextStrings(ctx, "ref", 2)
+	if err != nil || !slices.Equal(refs, []string{"ff", "100"}) {
+		t.Fatalf("NextStrings(ref, 2) = %q, %v; want ff 100 (the key's hex)", refs, err)
+	}
+	refs, err = c.NextStrings(ctx, "ref", 1)
+	if err != nil || !slices.Equal(refs, []string{"101"}) {
+		t.Fatalf("NextStrings(ref, 1) = %q, %v; want 101", refs, err)
 	}
 }
 

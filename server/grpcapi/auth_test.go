@@ -23,14 +23,17 @@ import (
 
 const (
 	orderToken = "order-token-0123456789"
+	billToken  = "bill-token-0123456789"
 	adminToken = "admin-token-0123456789"
 )
 
 // The auth package's interceptors, given to grpc.NewServer, guard the
-// IDForge service by method and key; health stays open.
+// IDForge service by method and key (a serial by its name); health stays
+// open.
 func TestAuthInterceptors(t *testing.T) {
 	a, err := auth.New(auth.Config{Tokens: []auth.Token{
 		{Name: "orders", Token: orderToken, Role: auth.RoleIssue, Keys: []string{"order"}},
+		{Name: "bills", Token: billToken, Role: auth.RoleIssue, Keys: []string{"bill"}},
 		{Name: "ops", Token: adminToken, Role: auth.RoleAdmin},
 	}})
 	if err != nil {
@@ -45,7 +48,7 @@ func TestAuthInterceptors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gen.Close()
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet})
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Serials: testSerials})
 	defer iss.Close()
 	g := grpc.NewServer(
 		grpc.ChainUnaryInterceptor(a.UnaryInterceptor()),
@@ -82,6 +85,29 @@ func TestAuthInterceptors(t *testing.T) {
 		{"Next without a token", func() error { _, err := c.Next(ctx, &idforgev1.NextRequest{Key: "order"}); return err }(), codes.Unauthenticated},
 		{"Next with its key", func() error { _, err := c.Next(as(orderToken), &idforgev1.NextRequest{Key: "order"}); return err }(), codes.OK},
 		{"Next with another key", func() error { _, err := c.Next(as(orderToken), &idforgev1.NextRequest{Key: "msg"}); return err }(), codes.PermissionDenied},
+		{"NextStrings with its key", func() error {
+			_, err := c.NextStrings(as(orderToken), &idforgev1.NextStringsRequest{Key: "order"})
+			return err
+		}(), codes.OK},
+		{"NextStrings with another key", func() error {
+			_, err := c.NextStrings(as(orderToken), &idforgev1.NextStringsRequest{Key: "msg"})
+			return err
+		}(), codes.PermissionDenied},
+		// bill draws on order: the serial's name is what the token must
+		// list, not the key behind it.
+		{"NextSerial with its serial", func() error {
+			_, err := c.NextSerial(as(billToken), &idforgev1.NextSerialRequest{Name: "bill"})
+			return err
+		}(), codes.OK},
+		{"NextSerial with the key behind it", func() error {
+			_, err := c.NextSerial(as(orderToken), &idforgev1.NextSerialRequest{Name: "bill"})
+			return err
+		}(), codes.PermissionDenied},
+		{"NextSerial with an admin token", func() error {
+			_, err := c.NextSerial(as(adminToken), &idforgev1.NextSerialRequest{Name: "bill"})
+			return err
+		}(), codes.OK},
+		{"NextSerial without a token", func() error { _, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill"}); return err }(), codes.Unauthenticated},
 		{"Stream with its key", stream(as(orderToken), "order"), codes.OK},
 		{"Stream with another key", stream(as(orderToken), "msg"), codes.PermissionDenied},
 		{"Explain with an issue token", func() error { _, err := c.Explain(as(orderToken), &idforgev1.ExplainRequest{Id: 1}); return err }(), codes.OK},

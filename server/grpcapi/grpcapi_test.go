@@ -33,7 +33,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // fixture is a Server over memstore and a snowflake generator (worker 5),
 // served over bufconn, with keys "order" (segment, step 100) and "msg"
-// (snowflake).
+// (snowflake), and the serials "bill", "wide" and "job" (with a
+// parameter), all drawing on "order".
 type fixture struct {
 	store  *memstore.Store
 	iss    *issuer.Issuer
@@ -68,7 +69,8 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		}
 	}
 	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
-		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond}})
+		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
+		Serials: testSerials})
 	if fo.opts.Logger == nil {
 		fo.opts.Logger = quiet
 	}
@@ -93,6 +95,21 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		}
 	})
 	return &fixture{store: st, iss: iss, srv: srv, grpc: g, conn: conn, client: idforgev1.NewIDForgeClient(conn)}
+}
+
+// testSerials are the fixture's serial definitions.
+var testSerials = []idforge.Serial{
+	{Name: "bill", Template: "B@{seq:order,width=4}"},
+	{Name: "wide", Template: "W@{seq:order,width=8}"},
+	{Name: "job", Template: "@{param:area,chars=digits,max=4}-@{seq:order,width=4}"},
+}
+
+// addStringKey adds the uuidv7 key "trace" to the fixture's store.
+func (f *fixture) addStringKey(t testing.TB) {
+	t.Helper()
+	if err := f.store.CreateKey(context.Background(), idforge.Key{Name: "trace", Strategy: idforge.StrategyUUIDv7}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func testCtx(t testing.TB) context.Context {
@@ -130,6 +147,63 @@ func TestIssuing(t *testing.T) {
 	max, err := f.client.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: MaxCount})
 	if err != nil || len(max.GetIds()) != MaxCount {
 		t.Fatalf("NextBatch(order, MaxCount): %d IDs, %v", len(max.GetIds()), err)
+	}
+}
+
+func TestNextSerial(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := testCtx(t)
+	one, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill"})
+	if err != nil || !slices.Equal(one.GetValues(), []string{"B0001"}) {
+		t.Fatalf("NextSerial(bill) with count 0 = %v, %v; want B0001", one, err)
+	}
+	three, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: 3})
+	if err != nil || !slices.Equal(three.GetValues(), []string{"B0002", "B0003", "B0004"}) {
+		t.Fatalf("NextSerial(bill, 3) = %v, %v", three, err)
+	}
+	jobs, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "job", Count: 2, Params: map[string]string{"area": "010"}})
+	if err != nil || !slices.Equal(jobs.GetValues(), []string{"010-0005", "010-0006"}) {
+		t.Fatalf("NextSerial(job, 2, area=010) = %v, %v", jobs, err)
+	}
+	max, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "wide", Count: MaxCount})
+	if err != nil || len(max.GetValues()) != MaxCount || max.GetValues()[MaxCount-1] != "W00010006" {
+		t.Fatalf("NextSerial(wide, MaxCount): %d values, %v", len(max.GetValues()), err)
+	}
+}
+
+func TestNextStrings(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.addStringKey(t)
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		count  int32
+		format string
+		want   []string
+	}{
+		{0, "", []string{"1"}},
+		{3, "", []string{"2", "3", "4"}},
+		{2, "hex", []string{"5", "6"}},
+		{2, "hex", []string{"7", "8"}},
+		{3, "hex", []string{"9", "a", "b"}},
+		{1, "decimal", []string{"12"}},
+	} {
+		got, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: tc.count, Format: tc.format})
+		if err != nil || !slices.Equal(got.GetIds(), tc.want) {
+			t.Fatalf("NextStrings(order, %d, %q) = %v, %v; want %v", tc.count, tc.format, got, err, tc.want)
+		}
+	}
+	uuids, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "trace", Count: 3})
+	if err != nil || len(uuids.GetIds()) != 3 {
+		t.Fatalf("NextStrings(trace, 3) = %v, %v", uuids, err)
+	}
+	for i, u := range uuids.GetIds() {
+		// Version 7, and time-ordered: each sorts after the one before.
+		if len(u) != 36 || u[14] != '7' || (i > 0 && u <= uuids.GetIds()[i-1]) {
+			t.Fatalf("NextStrings(trace, 3) = %v: not increasing version-7 UUIDs", uuids.GetIds())
+		}
+	}
+	if _, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "msg", Count: MaxCount}); err != nil {
+		t.Fatalf("NextStrings(msg, MaxCount): %v", err)
 	}
 }
 
@@ -215,6 +289,7 @@ func TestKeys(t *testing.T) {
 // and the idforge reason in the status details.
 func TestErrorCodes(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
+	f.addStringKey(t)
 	ctx := testCtx(t)
 	c := f.client
 	stream := func(req *idforgev1.StreamRequest) error {
@@ -257,6 +332,60 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "nope", Count: 2})
 			return err
 		}, codes.NotFound, "unknown_key"},
+		{"NextSerial unknown serial", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "nope"})
+			return err
+		}, codes.NotFound, "unknown_key"},
+		{"NextSerial empty name", func() error { _, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{}); return err }, codes.InvalidArgument, "invalid_key"},
+		{"NextSerial bad name", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "a/b"})
+			return err
+		}, codes.InvalidArgument, "invalid_key"},
+		{"NextSerial count -1", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: -1})
+			return err
+		}, codes.InvalidArgument, "invalid_count"},
+		{"NextSerial count MaxCount+1", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: MaxCount + 1})
+			return err
+		}, codes.InvalidArgument, "invalid_count"},
+		{"NextSerial missing parameter", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "job"})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"NextSerial malformed parameter", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "job", Params: map[string]string{"area": "01x"}})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"NextStrings unknown key", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "nope"})
+			return err
+		}, codes.NotFound, "unknown_key"},
+		{"NextStrings bad key", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "a b"})
+			return err
+		}, codes.InvalidArgument, "invalid_key"},
+		{"NextStrings count -1", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: -1})
+			return err
+		}, codes.InvalidArgument, "invalid_count"},
+		{"NextStrings count MaxCount+1", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: MaxCount + 1})
+			return err
+		}, codes.InvalidArgument, "invalid_count"},
+		{"NextStrings unknown format", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Format: "base99"})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"NextStrings permuting format", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Format: "feistel:bits=40+base62"})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"NextStrings format of a uuidv7 key", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "trace", Format: "hex"})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"Next on a uuidv7 key", func() error { _, err := c.Next(ctx, &idforgev1.NextRequest{Key: "trace"}); return err }, codes.InvalidArgument, "wrong_strategy"},
 		{"Stream unknown key", func() error { return stream(&idforgev1.StreamRequest{Key: "nope", Count: 5}) }, codes.NotFound, "unknown_key"},
 		{"Stream bad key", func() error { return stream(&idforgev1.StreamRequest{Key: "", Count: 5}) }, codes.InvalidArgument, "invalid_key"},
 		{"Stream batch -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: -1}) }, codes.InvalidArgument, "invalid_count"},
@@ -333,11 +462,57 @@ func TestUnavailable(t *testing.T) {
 			t.Fatalf("ListKeys without a generator = %v, %v", list, err)
 		}
 	})
+	// The serial's template is compiled (its seq source found) while the
+	// store is up; then the store fails and the buffered IDs run dry.
+	t.Run("store down, serials and strings", func(t *testing.T) {
+		f := newFixture(t, fixtureOptions{})
+		ctx := testCtx(t)
+		if _, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill"}); err != nil {
+			t.Fatal(err)
+		}
+		f.store.Fail(errors.New("connection refused"))
+		for name, call := range map[string]func() error{
+			"NextSerial": func() error {
+				_, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: 50})
+				return err
+			},
+			"NextStrings": func() error {
+				_, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: 50})
+				return err
+			},
+		} {
+			var err error
+			for range 1000 {
+				if err = call(); err != nil {
+					break
+				}
+			}
+			if code, reason := reasonOf(err); code != codes.Unavailable || reason != "unavailable" {
+				t.Fatalf("%s: got %s %q (%v), want Unavailable unavailable", name, code, reason, err)
+			}
+		}
+	})
 	t.Run("store slower than the request timeout", func(t *testing.T) {
-		f := newFixture(t, fixtureOptions{opts: Options{RequestTimeout: time.Nanosecond}})
-		_, err := f.client.Next(testCtx(t), &idforgev1.NextRequest{Key: "order"})
-		if code, reason := reasonOf(err); code != codes.Unavailable || reason != "timeout" {
-			t.Fatalf("got %s %q (%v), want Unavailable timeout", code, reason, err)
+		// A fresh node per call: a segment one call left loading would
+		// serve the next.
+		for name, call := range map[string]func(*fixture) error{
+			"Next": func(f *fixture) error {
+				_, err := f.client.Next(testCtx(t), &idforgev1.NextRequest{Key: "order"})
+				return err
+			},
+			"NextSerial": func(f *fixture) error {
+				_, err := f.client.NextSerial(testCtx(t), &idforgev1.NextSerialRequest{Name: "bill"})
+				return err
+			},
+			"NextStrings": func(f *fixture) error {
+				_, err := f.client.NextStrings(testCtx(t), &idforgev1.NextStringsRequest{Key: "order"})
+				return err
+			},
+		} {
+			f := newFixture(t, fixtureOptions{opts: Options{RequestTimeout: time.Nanosecond}})
+			if code, reason := reasonOf(call(f)); code != codes.Unavailable || reason != "timeout" {
+				t.Fatalf("%s: got %s %q, want Unavailable timeout", name, code, reason)
+			}
 		}
 	})
 }

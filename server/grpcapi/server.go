@@ -20,8 +20,8 @@ import (
 
 // Limits and defaults, the same as the HTTP API's.
 const (
-	// MaxCount is the default largest number of IDs one NextBatch call or
-	// one Stream message may carry.
+	// MaxCount is the default largest number of IDs one NextBatch,
+	// NextStrings or NextSerial call or one Stream message may carry.
 	MaxCount = 10_000
 	// DefaultStreamBatch is the number of IDs per Stream message when the
 	// request leaves batch at 0.
@@ -40,8 +40,9 @@ type Options struct {
 	// may wait for the store; a shorter deadline from the client wins.
 	// Default DefaultRequestTimeout (5 s).
 	RequestTimeout time.Duration
-	// MaxCount is the largest count of a NextBatch call and the largest
-	// batch of a Stream. Default MaxCount (10,000).
+	// MaxCount is the largest count of a NextBatch, NextStrings or
+	// NextSerial call and the largest batch of a Stream. Default MaxCount
+	// (10,000). NextSerial is bounded by issuer.MaxSerialCount as well.
 	MaxCount int
 }
 
@@ -162,6 +163,56 @@ func (s *Server) NextBatch(ctx context.Context, req *idforgev1.NextBatchRequest)
 		return nil, s.toStatus("NextBatch", err)
 	}
 	return &idforgev1.NextBatchResponse{Ids: ids}, nil
+}
+
+// countOrOne is the count of a call whose count field may be left at 0
+// for one, as an HTTP request may leave out ?count=.
+func countOrOne(count int32) int64 {
+	if count == 0 {
+		return 1
+	}
+	return int64(count)
+}
+
+// NextSerial returns count serials of the named definition (0 means 1, at
+// most Options.MaxCount and issuer.MaxSerialCount), rendered with the
+// request's template parameters.
+func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialRequest) (*idforgev1.NextSerialResponse, error) {
+	if err := idforge.ValidateKeyName(req.GetName()); err != nil {
+		return nil, s.toStatus("NextSerial", err)
+	}
+	n := countOrOne(req.GetCount())
+	if err := s.checkCount("count", n); err != nil {
+		return nil, s.toStatus("NextSerial", err)
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	values, err := s.iss.NextSerial(ctx, req.GetName(), int(n), req.GetParams())
+	if err != nil {
+		return nil, s.toStatus("NextSerial", err)
+	}
+	return &idforgev1.NextSerialResponse{Values: values}, nil
+}
+
+// NextStrings returns count IDs of a key as text (0 means 1, at most
+// Options.MaxCount): UUIDs or ULIDs for uuidv7 and ulid keys, the
+// request's format or else the key's configured one for keys of integer
+// IDs.
+func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequest) (*idforgev1.NextStringsResponse, error) {
+	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
+		return nil, s.toStatus("NextStrings", err)
+	}
+	n := countOrOne(req.GetCount())
+	if err := s.checkCount("count", n); err != nil {
+		return nil, s.toStatus("NextStrings", err)
+	}
+	ctx, cancel := s.withTimeout(ctx)
+	defer cancel()
+	ids, err := s.iss.NextStrings(ctx, req.GetKey(), int(n), req.GetFormat())
+	if err != nil {
+		return nil, s.toStatus("NextStrings", err)
+	}
+	return &idforgev1.NextStringsResponse{Ids: ids}, nil
 }
 
 // Stream sends IDs in messages of req.Batch IDs until req.Count IDs were

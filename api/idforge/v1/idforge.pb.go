@@ -2,7 +2,9 @@
 // (README.md), for central-server deployments and bulk consumers.
 //
 // IDs are int64 here (the HTTP API writes them as decimal strings only
-// because JSON numbers lose precision above 2^53).
+// because JSON numbers lose precision above 2^53), except where they are
+// text by nature: NextStrings (UUIDs, ULIDs, a key's text format) and
+// NextSerial (serial numbers).
 //
 // Errors carry a gRPC code and, in the status details, a
 // google.rpc.ErrorInfo whose reason is idforge's error code, the same
@@ -285,6 +287,229 @@ func (x *NextBatchResponse) GetIds() []int64 {
 	return nil
 }
 
+type NextSerialRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the serial's name, with the rules of key names. A token
+	// limited to some keys must list the serial's name (not the keys its
+	// template draws on).
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// count is the number of serials: 0 means 1; at most the server's
+	// maximum (10,000).
+	Count int32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// params fill the template's @{param:NAME} fields, e.g.
+	// {"area": "010"} for @{param:area} (over HTTP: ?param.area=010).
+	Params        map[string]string `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextSerialRequest) Reset() {
+	*x = NextSerialRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextSerialRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextSerialRequest) ProtoMessage() {}
+
+func (x *NextSerialRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextSerialRequest.ProtoReflect.Descriptor instead.
+func (*NextSerialRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *NextSerialRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *NextSerialRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *NextSerialRequest) GetParams() map[string]string {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type NextSerialResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// values are the serials in the order they were issued.
+	Values        []string `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextSerialResponse) Reset() {
+	*x = NextSerialResponse{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextSerialResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextSerialResponse) ProtoMessage() {}
+
+func (x *NextSerialResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextSerialResponse.ProtoReflect.Descriptor instead.
+func (*NextSerialResponse) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *NextSerialResponse) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+type NextStringsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// count is the number of IDs: 0 means 1; at most the server's maximum
+	// (10,000).
+	Count int32 `protobuf:"varint,2,opt,name=count,proto3" json:"count,omitempty"`
+	// format is the text form of this call's IDs for a key of integer IDs,
+	// e.g. "base62" or "hex" (GET /v1/ids's ?format=); empty means the
+	// key's configured format, decimal when it has none. A format may not
+	// permute (permutations are configured per key), and uuidv7 and ulid
+	// keys take none.
+	Format        string `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextStringsRequest) Reset() {
+	*x = NextStringsRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextStringsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextStringsRequest) ProtoMessage() {}
+
+func (x *NextStringsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextStringsRequest.ProtoReflect.Descriptor instead.
+func (*NextStringsRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *NextStringsRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *NextStringsRequest) GetCount() int32 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *NextStringsRequest) GetFormat() string {
+	if x != nil {
+		return x.Format
+	}
+	return ""
+}
+
+type NextStringsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Ids           []string               `protobuf:"bytes,1,rep,name=ids,proto3" json:"ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NextStringsResponse) Reset() {
+	*x = NextStringsResponse{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NextStringsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NextStringsResponse) ProtoMessage() {}
+
+func (x *NextStringsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NextStringsResponse.ProtoReflect.Descriptor instead.
+func (*NextStringsResponse) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *NextStringsResponse) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
 type StreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -300,7 +525,7 @@ type StreamRequest struct {
 
 func (x *StreamRequest) Reset() {
 	*x = StreamRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[4]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -312,7 +537,7 @@ func (x *StreamRequest) String() string {
 func (*StreamRequest) ProtoMessage() {}
 
 func (x *StreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[4]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -325,7 +550,7 @@ func (x *StreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRequest.ProtoReflect.Descriptor instead.
 func (*StreamRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{4}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *StreamRequest) GetKey() string {
@@ -358,7 +583,7 @@ type StreamResponse struct {
 
 func (x *StreamResponse) Reset() {
 	*x = StreamResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[5]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -370,7 +595,7 @@ func (x *StreamResponse) String() string {
 func (*StreamResponse) ProtoMessage() {}
 
 func (x *StreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[5]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -383,7 +608,7 @@ func (x *StreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResponse.ProtoReflect.Descriptor instead.
 func (*StreamResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{5}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *StreamResponse) GetIds() []int64 {
@@ -403,7 +628,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +640,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +653,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{6}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExplainRequest) GetId() int64 {
@@ -463,7 +688,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +700,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +713,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{7}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExplainResponse) GetId() int64 {
@@ -578,7 +803,7 @@ type MakeRequest struct {
 
 func (x *MakeRequest) Reset() {
 	*x = MakeRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -590,7 +815,7 @@ func (x *MakeRequest) String() string {
 func (*MakeRequest) ProtoMessage() {}
 
 func (x *MakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -603,7 +828,7 @@ func (x *MakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeRequest.ProtoReflect.Descriptor instead.
 func (*MakeRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{8}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *MakeRequest) GetTime() *timestamppb.Timestamp {
@@ -650,7 +875,7 @@ type MakeResponse struct {
 
 func (x *MakeResponse) Reset() {
 	*x = MakeResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +887,7 @@ func (x *MakeResponse) String() string {
 func (*MakeResponse) ProtoMessage() {}
 
 func (x *MakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +900,7 @@ func (x *MakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeResponse.ProtoReflect.Descriptor instead.
 func (*MakeResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{9}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MakeResponse) GetId() int64 {
@@ -702,7 +927,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -714,7 +939,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -727,7 +952,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{10}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CreateKeyRequest) GetKey() string {
@@ -774,7 +999,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +1011,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +1024,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetKeyRequest) GetKey() string {
@@ -817,7 +1042,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -829,7 +1054,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -842,7 +1067,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
 }
 
 type ListKeysResponse struct {
@@ -857,7 +1082,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -869,7 +1094,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -882,7 +1107,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListKeysResponse) GetKeys() []*Key {
@@ -921,7 +1146,7 @@ type Key struct {
 
 func (x *Key) Reset() {
 	*x = Key{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -933,7 +1158,7 @@ func (x *Key) String() string {
 func (*Key) ProtoMessage() {}
 
 func (x *Key) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -946,7 +1171,7 @@ func (x *Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Key.ProtoReflect.Descriptor instead.
 func (*Key) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Key) GetKey() string {
@@ -1009,7 +1234,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1246,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1259,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Range) GetStart() int64 {
@@ -1075,7 +1300,7 @@ type SegmentState struct {
 
 func (x *SegmentState) Reset() {
 	*x = SegmentState{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1087,7 +1312,7 @@ func (x *SegmentState) String() string {
 func (*SegmentState) ProtoMessage() {}
 
 func (x *SegmentState) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1100,7 +1325,7 @@ func (x *SegmentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentState.ProtoReflect.Descriptor instead.
 func (*SegmentState) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SegmentState) GetCurrent() *Range {
@@ -1172,7 +1397,7 @@ type SnowflakeInfo struct {
 
 func (x *SnowflakeInfo) Reset() {
 	*x = SnowflakeInfo{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1409,7 @@ func (x *SnowflakeInfo) String() string {
 func (*SnowflakeInfo) ProtoMessage() {}
 
 func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1422,7 @@ func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnowflakeInfo.ProtoReflect.Descriptor instead.
 func (*SnowflakeInfo) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SnowflakeInfo) GetLayout() string {
@@ -1244,7 +1469,22 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05countJ\x04\b\x03\x10\n" +
 	"\"%\n" +
 	"\x11NextBatchResponse\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\x03R\x03ids\"M\n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\"\xbb\x01\n" +
+	"\x11NextSerialRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12A\n" +
+	"\x06params\x18\x03 \x03(\v2).idforge.v1.NextSerialRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
+	"\x12NextSerialResponse\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\"T\n" +
+	"\x12NextStringsRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
+	"\x06format\x18\x03 \x01(\tR\x06format\"'\n" +
+	"\x13NextStringsResponse\x12\x10\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"M\n" +
 	"\rStreamRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05batch\x18\x02 \x01(\x05R\x05batch\x12\x14\n" +
@@ -1330,10 +1570,13 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\bStrategy\x12\x18\n" +
 	"\x14STRATEGY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10STRATEGY_SEGMENT\x10\x01\x12\x16\n" +
-	"\x12STRATEGY_SNOWFLAKE\x10\x02\"\x04\b\x03\x10\x032\x89\x04\n" +
+	"\x12STRATEGY_SNOWFLAKE\x10\x02\"\x04\b\x03\x10\x032\xa6\x05\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
-	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12A\n" +
+	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +
+	"\n" +
+	"NextSerial\x12\x1d.idforge.v1.NextSerialRequest\x1a\x1e.idforge.v1.NextSerialResponse\x12N\n" +
+	"\vNextStrings\x12\x1e.idforge.v1.NextStringsRequest\x1a\x1f.idforge.v1.NextStringsResponse\x12A\n" +
 	"\x06Stream\x12\x19.idforge.v1.StreamRequest\x1a\x1a.idforge.v1.StreamResponse0\x01\x12B\n" +
 	"\aExplain\x12\x1a.idforge.v1.ExplainRequest\x1a\x1b.idforge.v1.ExplainResponse\x129\n" +
 	"\x04Make\x12\x17.idforge.v1.MakeRequest\x1a\x18.idforge.v1.MakeResponse\x12:\n" +
@@ -1354,67 +1597,77 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 }
 
 var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_idforge_v1_idforge_proto_goTypes = []any{
 	(Strategy)(0),                 // 0: idforge.v1.Strategy
 	(*NextRequest)(nil),           // 1: idforge.v1.NextRequest
 	(*NextResponse)(nil),          // 2: idforge.v1.NextResponse
 	(*NextBatchRequest)(nil),      // 3: idforge.v1.NextBatchRequest
 	(*NextBatchResponse)(nil),     // 4: idforge.v1.NextBatchResponse
-	(*StreamRequest)(nil),         // 5: idforge.v1.StreamRequest
-	(*StreamResponse)(nil),        // 6: idforge.v1.StreamResponse
-	(*ExplainRequest)(nil),        // 7: idforge.v1.ExplainRequest
-	(*ExplainResponse)(nil),       // 8: idforge.v1.ExplainResponse
-	(*MakeRequest)(nil),           // 9: idforge.v1.MakeRequest
-	(*MakeResponse)(nil),          // 10: idforge.v1.MakeResponse
-	(*CreateKeyRequest)(nil),      // 11: idforge.v1.CreateKeyRequest
-	(*GetKeyRequest)(nil),         // 12: idforge.v1.GetKeyRequest
-	(*ListKeysRequest)(nil),       // 13: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),      // 14: idforge.v1.ListKeysResponse
-	(*Key)(nil),                   // 15: idforge.v1.Key
-	(*Range)(nil),                 // 16: idforge.v1.Range
-	(*SegmentState)(nil),          // 17: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),         // 18: idforge.v1.SnowflakeInfo
-	nil,                           // 19: idforge.v1.ExplainResponse.FixedEntry
-	nil,                           // 20: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil), // 21: google.protobuf.Timestamp
+	(*NextSerialRequest)(nil),     // 5: idforge.v1.NextSerialRequest
+	(*NextSerialResponse)(nil),    // 6: idforge.v1.NextSerialResponse
+	(*NextStringsRequest)(nil),    // 7: idforge.v1.NextStringsRequest
+	(*NextStringsResponse)(nil),   // 8: idforge.v1.NextStringsResponse
+	(*StreamRequest)(nil),         // 9: idforge.v1.StreamRequest
+	(*StreamResponse)(nil),        // 10: idforge.v1.StreamResponse
+	(*ExplainRequest)(nil),        // 11: idforge.v1.ExplainRequest
+	(*ExplainResponse)(nil),       // 12: idforge.v1.ExplainResponse
+	(*MakeRequest)(nil),           // 13: idforge.v1.MakeRequest
+	(*MakeResponse)(nil),          // 14: idforge.v1.MakeResponse
+	(*CreateKeyRequest)(nil),      // 15: idforge.v1.CreateKeyRequest
+	(*GetKeyRequest)(nil),         // 16: idforge.v1.GetKeyRequest
+	(*ListKeysRequest)(nil),       // 17: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),      // 18: idforge.v1.ListKeysResponse
+	(*Key)(nil),                   // 19: idforge.v1.Key
+	(*Range)(nil),                 // 20: idforge.v1.Range
+	(*SegmentState)(nil),          // 21: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),         // 22: idforge.v1.SnowflakeInfo
+	nil,                           // 23: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                           // 24: idforge.v1.ExplainResponse.FixedEntry
+	nil,                           // 25: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	21, // 0: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	19, // 1: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	21, // 2: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	21, // 3: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	20, // 4: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
-	0,  // 5: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
-	15, // 6: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
-	18, // 7: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
-	0,  // 8: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	21, // 9: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
-	17, // 10: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
-	16, // 11: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
-	16, // 12: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	21, // 13: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	1,  // 14: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
-	3,  // 15: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
-	5,  // 16: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
-	7,  // 17: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
-	9,  // 18: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
-	11, // 19: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
-	12, // 20: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	13, // 21: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	2,  // 22: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	4,  // 23: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	6,  // 24: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	8,  // 25: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	10, // 26: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	15, // 27: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	15, // 28: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	14, // 29: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	22, // [22:30] is the sub-list for method output_type
-	14, // [14:22] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	23, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	26, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	24, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	26, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	26, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	25, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	0,  // 6: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
+	19, // 7: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
+	22, // 8: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
+	0,  // 9: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
+	26, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	21, // 11: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
+	20, // 12: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
+	20, // 13: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
+	26, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	1,  // 15: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
+	3,  // 16: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
+	5,  // 17: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
+	7,  // 18: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
+	9,  // 19: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
+	11, // 20: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
+	13, // 21: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
+	15, // 22: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
+	16, // 23: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
+	17, // 24: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	2,  // 25: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	4,  // 26: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	6,  // 27: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	8,  // 28: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	10, // 29: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	12, // 30: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	14, // 31: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	19, // 32: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	19, // 33: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	18, // 34: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	25, // [25:35] is the sub-list for method output_type
+	15, // [15:25] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_idforge_v1_idforge_proto_init() }
@@ -1422,14 +1675,14 @@ func file_idforge_v1_idforge_proto_init() {
 	if File_idforge_v1_idforge_proto != nil {
 		return
 	}
-	file_idforge_v1_idforge_proto_msgTypes[10].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   20,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -2,7 +2,9 @@
 // (README.md), for central-server deployments and bulk consumers.
 //
 // IDs are int64 here (the HTTP API writes them as decimal strings only
-// because JSON numbers lose precision above 2^53).
+// because JSON numbers lose precision above 2^53), except where they are
+// text by nature: NextStrings (UUIDs, ULIDs, a key's text format) and
+// NextSerial (serial numbers).
 //
 // Errors carry a gRPC code and, in the status details, a
 // google.rpc.ErrorInfo whose reason is idforge's error code, the same
@@ -43,34 +45,44 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	IDForge_Next_FullMethodName      = "/idforge.v1.IDForge/Next"
-	IDForge_NextBatch_FullMethodName = "/idforge.v1.IDForge/NextBatch"
-	IDForge_Stream_FullMethodName    = "/idforge.v1.IDForge/Stream"
-	IDForge_Explain_FullMethodName   = "/idforge.v1.IDForge/Explain"
-	IDForge_Make_FullMethodName      = "/idforge.v1.IDForge/Make"
-	IDForge_CreateKey_FullMethodName = "/idforge.v1.IDForge/CreateKey"
-	IDForge_GetKey_FullMethodName    = "/idforge.v1.IDForge/GetKey"
-	IDForge_ListKeys_FullMethodName  = "/idforge.v1.IDForge/ListKeys"
+	IDForge_Next_FullMethodName        = "/idforge.v1.IDForge/Next"
+	IDForge_NextBatch_FullMethodName   = "/idforge.v1.IDForge/NextBatch"
+	IDForge_NextSerial_FullMethodName  = "/idforge.v1.IDForge/NextSerial"
+	IDForge_NextStrings_FullMethodName = "/idforge.v1.IDForge/NextStrings"
+	IDForge_Stream_FullMethodName      = "/idforge.v1.IDForge/Stream"
+	IDForge_Explain_FullMethodName     = "/idforge.v1.IDForge/Explain"
+	IDForge_Make_FullMethodName        = "/idforge.v1.IDForge/Make"
+	IDForge_CreateKey_FullMethodName   = "/idforge.v1.IDForge/CreateKey"
+	IDForge_GetKey_FullMethodName      = "/idforge.v1.IDForge/GetKey"
+	IDForge_ListKeys_FullMethodName    = "/idforge.v1.IDForge/ListKeys"
 )
 
 // IDForgeClient is the client API for IDForge service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// IDForge issues unique IDs for named keys ("biz tags") and decodes
-// snowflake IDs.
+// IDForge issues unique IDs for named keys ("biz tags"), serial numbers
+// and string IDs, and decodes snowflake IDs.
 //
-// Serial numbers (templated, e.g. "ORD20170304" + "00001") are being added
-// to the issuer; their RPCs will join this service as NextSerial and
-// NextSerialBatch, and their key settings use the field numbers reserved
-// in Key and CreateKeyRequest. Do not reuse those numbers for anything
-// else.
+// Serial numbers (templated, e.g. "ORD20170304" + "00001") are issued by
+// NextSerial from serial definitions, which are not keys. The field
+// numbers reserved in NextRequest, NextBatchRequest, CreateKeyRequest,
+// Key and Strategy were held for serials as keys before they got their
+// own RPC; they stay reserved.
 type IDForgeClient interface {
 	// Next returns one ID for a key of any strategy.
 	Next(ctx context.Context, in *NextRequest, opts ...grpc.CallOption) (*NextResponse, error)
 	// NextBatch returns count IDs (1..10,000 by default): strictly
 	// increasing for a segment key, k-sorted for a snowflake key.
 	NextBatch(ctx context.Context, in *NextBatchRequest, opts ...grpc.CallOption) (*NextBatchResponse, error)
+	// NextSerial returns count serial numbers of a serial definition
+	// (configured, or created with POST /v1/serials), rendered with the
+	// request's template parameters (GET /v1/serials/{name}).
+	NextSerial(ctx context.Context, in *NextSerialRequest, opts ...grpc.CallOption) (*NextSerialResponse, error)
+	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
+	// UUIDs or ULIDs for uuidv7 and ulid keys, the key's text format (or
+	// the request's) for keys of integer IDs.
+	NextStrings(ctx context.Context, in *NextStringsRequest, opts ...grpc.CallOption) (*NextStringsResponse, error)
 	// Stream sends IDs in messages of batch IDs until count IDs were sent,
 	// or until the client cancels when count is 0. IDs are issued as the
 	// client reads them: HTTP/2 flow control keeps the server at most a
@@ -116,6 +128,26 @@ func (c *iDForgeClient) NextBatch(ctx context.Context, in *NextBatchRequest, opt
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NextBatchResponse)
 	err := c.cc.Invoke(ctx, IDForge_NextBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) NextSerial(ctx context.Context, in *NextSerialRequest, opts ...grpc.CallOption) (*NextSerialResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NextSerialResponse)
+	err := c.cc.Invoke(ctx, IDForge_NextSerial_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) NextStrings(ctx context.Context, in *NextStringsRequest, opts ...grpc.CallOption) (*NextStringsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NextStringsResponse)
+	err := c.cc.Invoke(ctx, IDForge_NextStrings_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -195,20 +227,28 @@ func (c *iDForgeClient) ListKeys(ctx context.Context, in *ListKeysRequest, opts 
 // All implementations must embed UnimplementedIDForgeServer
 // for forward compatibility.
 //
-// IDForge issues unique IDs for named keys ("biz tags") and decodes
-// snowflake IDs.
+// IDForge issues unique IDs for named keys ("biz tags"), serial numbers
+// and string IDs, and decodes snowflake IDs.
 //
-// Serial numbers (templated, e.g. "ORD20170304" + "00001") are being added
-// to the issuer; their RPCs will join this service as NextSerial and
-// NextSerialBatch, and their key settings use the field numbers reserved
-// in Key and CreateKeyRequest. Do not reuse those numbers for anything
-// else.
+// Serial numbers (templated, e.g. "ORD20170304" + "00001") are issued by
+// NextSerial from serial definitions, which are not keys. The field
+// numbers reserved in NextRequest, NextBatchRequest, CreateKeyRequest,
+// Key and Strategy were held for serials as keys before they got their
+// own RPC; they stay reserved.
 type IDForgeServer interface {
 	// Next returns one ID for a key of any strategy.
 	Next(context.Context, *NextRequest) (*NextResponse, error)
 	// NextBatch returns count IDs (1..10,000 by default): strictly
 	// increasing for a segment key, k-sorted for a snowflake key.
 	NextBatch(context.Context, *NextBatchRequest) (*NextBatchResponse, error)
+	// NextSerial returns count serial numbers of a serial definition
+	// (configured, or created with POST /v1/serials), rendered with the
+	// request's template parameters (GET /v1/serials/{name}).
+	NextSerial(context.Context, *NextSerialRequest) (*NextSerialResponse, error)
+	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
+	// UUIDs or ULIDs for uuidv7 and ulid keys, the key's text format (or
+	// the request's) for keys of integer IDs.
+	NextStrings(context.Context, *NextStringsRequest) (*NextStringsResponse, error)
 	// Stream sends IDs in messages of batch IDs until count IDs were sent,
 	// or until the client cancels when count is 0. IDs are issued as the
 	// client reads them: HTTP/2 flow control keeps the server at most a
@@ -245,6 +285,12 @@ func (UnimplementedIDForgeServer) Next(context.Context, *NextRequest) (*NextResp
 }
 func (UnimplementedIDForgeServer) NextBatch(context.Context, *NextBatchRequest) (*NextBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NextBatch not implemented")
+}
+func (UnimplementedIDForgeServer) NextSerial(context.Context, *NextSerialRequest) (*NextSerialResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NextSerial not implemented")
+}
+func (UnimplementedIDForgeServer) NextStrings(context.Context, *NextStringsRequest) (*NextStringsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method NextStrings not implemented")
 }
 func (UnimplementedIDForgeServer) Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error {
 	return status.Error(codes.Unimplemented, "method Stream not implemented")
@@ -317,6 +363,42 @@ func _IDForge_NextBatch_Handler(srv interface{}, ctx context.Context, dec func(i
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(IDForgeServer).NextBatch(ctx, req.(*NextBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_NextSerial_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NextSerialRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).NextSerial(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_NextSerial_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).NextSerial(ctx, req.(*NextSerialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_NextStrings_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(NextStringsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).NextStrings(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_NextStrings_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).NextStrings(ctx, req.(*NextStringsRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -436,6 +518,14 @@ var IDForge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NextBatch",
 			Handler:    _IDForge_NextBatch_Handler,
+		},
+		{
+			MethodName: "NextSerial",
+			Handler:    _IDForge_NextSerial_Handler,
+		},
+		{
+			MethodName: "NextStrings",
+			Handler:    _IDForge_NextStrings_Handler,
 		},
 		{
 			MethodName: "Explain",
