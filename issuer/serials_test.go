@@ -3,6 +3,7 @@ package issuer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,5 +107,26 @@ func TestSerials(t *testing.T) {
 	defs, err := iss.Serials(ctx)
 	if err != nil || len(defs) != 4 || defs[0].Name != "job" {
 		t.Fatalf("Serials = %v, %v", defs, err)
+	}
+}
+
+// A serial whose key cannot be read when its template is first compiled
+// (the store is down) is unavailable, not an invalid template: clients
+// fail over on the one, never on the other. Once the store is back, the
+// serial is served.
+func TestSerialStoreDownAtCompile(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
+	iss := New(st, nil, Settings{Logger: quiet, Serials: []idforge.Serial{{Name: "bill", Template: "B@{seq:order,width=4}"}}})
+	defer iss.Close()
+	st.Fail(fmt.Errorf("%w: connection refused", idforge.ErrUnavailable))
+	_, err := iss.NextSerial(ctx, "bill", 1, nil)
+	if !errors.Is(err, idforge.ErrUnavailable) || idforge.ErrorCode(err) != "unavailable" {
+		t.Fatalf("store down at compile: %v (code %s), want unavailable", err, idforge.ErrorCode(err))
+	}
+	st.Fail(nil)
+	if got, err := iss.NextSerial(ctx, "bill", 1, nil); err != nil || got[0] != "B0001" {
+		t.Fatalf("after the store came back: %v, %v", got, err)
 	}
 }

@@ -52,7 +52,7 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 	}
 	if e.str != nil {
 		if spec != "" {
-			return nil, fmt.Errorf("%w: key %q issues %s strings; it has no other format", idforge.ErrInvalidArgument, key, e.strategy)
+			return nil, fmt.Errorf("%w: key %q issues %s strings; formats are for keys of integer IDs", idforge.ErrWrongStrategy, key, e.strategy)
 		}
 		return i.manyStrings(ctx, key, e.strategy, n, func() ([]string, error) {
 			if n == 1 {

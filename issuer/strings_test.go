@@ -93,7 +93,7 @@ func TestTimeOrderedStrategies(t *testing.T) {
 		if _, err := iss.Next(ctx, string(s)); !errors.Is(err, idforge.ErrWrongStrategy) {
 			t.Fatalf("%s: an integer from a string key: %v", s, err)
 		}
-		if _, err := iss.NextStrings(ctx, string(s), 1, "base62"); !errors.Is(err, idforge.ErrInvalidArgument) {
+		if _, err := iss.NextStrings(ctx, string(s), 1, "base62"); !errors.Is(err, idforge.ErrWrongStrategy) {
 			t.Fatalf("%s: a format for a string key: %v", s, err)
 		}
 	}
