@@ -384,7 +384,7 @@ func TestErrorCodes(t *testing.T) {
 		{"NextStrings format of a uuidv7 key", func() error {
 			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "trace", Format: "hex"})
 			return err
-		}, codes.InvalidArgument, "invalid_argument"},
+		}, codes.InvalidArgument, "wrong_strategy"},
 		{"Next on a uuidv7 key", func() error { _, err := c.Next(ctx, &idforgev1.NextRequest{Key: "trace"}); return err }, codes.InvalidArgument, "wrong_strategy"},
 		{"Stream unknown key", func() error { return stream(&idforgev1.StreamRequest{Key: "nope", Count: 5}) }, codes.NotFound, "unknown_key"},
 		{"Stream bad key", func() error { return stream(&idforgev1.StreamRequest{Key: "", Count: 5}) }, codes.InvalidArgument, "invalid_key"},

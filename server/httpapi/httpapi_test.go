@@ -563,7 +563,7 @@ func TestFormatsAndDecode(t *testing.T) {
 		{"/v1/decode/secret/!!", "invalid_argument"},
 		{"/v1/decode/order/12a", "invalid_argument"},
 		{"/v1/decode/a%20b/1", "invalid_key"},
-		{"/v1/ids/trace?format=hex", "invalid_argument"},
+		{"/v1/ids/trace?format=hex", "wrong_strategy"},
 	} {
 		status, body, _ := f.do(t, "GET", tt.path, "")
 		if status != 400 || errorCode(t, body) != tt.code {
