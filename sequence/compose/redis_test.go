@@ -163,7 +163,10 @@ func TestBalancedRedisSlowSource(t *testing.T) {
 	n3 := seen.n[3].Load()
 	waitFor(t, 10*time.Second, "values from source 3 again", func() bool { return seen.n[3].Load() > n3+100 })
 	unique(t, l.finish(t))
-	if st := bal.Stats()[3]; st.State != compose.Admitted || st.Ejections != 1 {
+	// While the proxy was slow, a rescue may have let source 3 back for a
+	// call that found it slow again and ejected it once more: at least one
+	// ejection, and admitted again at the end.
+	if st := bal.Stats()[3]; st.State != compose.Admitted || st.Ejections < 1 {
 		t.Errorf("source 3 at the end: %+v", st)
 	}
 }
