@@ -154,6 +154,12 @@ func (g *grpcConn) strategy(ctx context.Context, key string) (idforge.Strategy, 
 		return idforge.StrategySegment, nil
 	case idforgev1.Strategy_STRATEGY_SNOWFLAKE:
 		return idforge.StrategySnowflake, nil
+	case idforgev1.Strategy_STRATEGY_UUIDV7:
+		return idforge.StrategyUUIDv7, nil
+	case idforgev1.Strategy_STRATEGY_ULID:
+		return idforge.StrategyULID, nil
+	case idforgev1.Strategy_STRATEGY_SOURCE:
+		return idforge.StrategySource, nil
 	}
 	return idforge.Strategy(k.GetStrategy().String()), nil
 }

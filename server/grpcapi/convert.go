@@ -17,6 +17,9 @@ var strategies = []struct {
 }{
 	{idforgev1.Strategy_STRATEGY_SEGMENT, idforge.StrategySegment},
 	{idforgev1.Strategy_STRATEGY_SNOWFLAKE, idforge.StrategySnowflake},
+	{idforgev1.Strategy_STRATEGY_UUIDV7, idforge.StrategyUUIDv7},
+	{idforgev1.Strategy_STRATEGY_ULID, idforge.StrategyULID},
+	{idforgev1.Strategy_STRATEGY_SOURCE, idforge.StrategySource},
 }
 
 func toStrategy(s idforge.Strategy) idforgev1.Strategy {

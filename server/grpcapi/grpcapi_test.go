@@ -870,3 +870,25 @@ func TestInterceptors(t *testing.T) {
 		t.Fatalf("CreateKey through a denying interceptor: %v", err)
 	}
 }
+
+// Keys of string strategies are listed as such, and can be created over
+// gRPC; their IDs come from NextStrings.
+func TestStringStrategiesInKeys(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	f.addStringKey(t)
+	ctx := testCtx(t)
+	k, err := f.client.GetKey(ctx, &idforgev1.GetKeyRequest{Key: "trace"})
+	if err != nil || k.GetStrategy() != idforgev1.Strategy_STRATEGY_UUIDV7 {
+		t.Fatalf("GetKey(trace) = %v, %v; want STRATEGY_UUIDV7", k.GetStrategy(), err)
+	}
+	if _, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "evt", Strategy: idforgev1.Strategy_STRATEGY_ULID}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "evt", Count: 2})
+	if err != nil || len(resp.GetIds()) != 2 || len(resp.GetIds()[0]) != 26 || resp.GetIds()[0] >= resp.GetIds()[1] {
+		t.Fatalf("NextStrings(evt) = %v, %v; want 2 increasing ULIDs", resp.GetIds(), err)
+	}
+	if _, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "src", Strategy: idforgev1.Strategy_STRATEGY_SOURCE}); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("CreateKey of a source: %v, want InvalidArgument (sources come from the configuration)", err)
+	}
+}

@@ -10,11 +10,13 @@
 // google.rpc.ErrorInfo whose reason is idforge's error code, the same
 // string the HTTP API puts in {"error":{"code"}}:
 //
-//   INVALID_ARGUMENT  invalid_key, invalid_count, invalid_argument, wrong_strategy
+//   INVALID_ARGUMENT  invalid_key, invalid_count, invalid_argument, wrong_strategy,
+//                     invalid_layout, invalid_worker
 //   NOT_FOUND         unknown_key
 //   ALREADY_EXISTS    key_exists
+//   FAILED_PRECONDITION rejected (a plugin refused the call; nothing was consumed)
 //   UNAVAILABLE       unavailable, clock_moved_backwards, lease_lost,
-//                     layout_expired, shutting_down, timeout
+//                     layout_expired, workers_exhausted, shutting_down, locked, timeout
 //   INTERNAL          space_exhausted, internal
 //   CANCELLED         canceled (the client went away)
 //
@@ -58,6 +60,13 @@ const (
 	Strategy_STRATEGY_SEGMENT Strategy = 1
 	// Time-ordered 63-bit IDs: time, datacenter, worker, sequence.
 	Strategy_STRATEGY_SNOWFLAKE Strategy = 2
+	// RFC 9562 version 7 UUIDs: 128-bit, time-ordered strings (NextStrings).
+	Strategy_STRATEGY_UUIDV7 Strategy = 4
+	// ULIDs: 128-bit, time-ordered, 26 characters of Crockford base32
+	// (NextStrings).
+	Strategy_STRATEGY_ULID Strategy = 5
+	// A configured sequence source answering as a key; not creatable.
+	Strategy_STRATEGY_SOURCE Strategy = 6
 )
 
 // Enum value maps for Strategy.
@@ -66,11 +75,17 @@ var (
 		0: "STRATEGY_UNSPECIFIED",
 		1: "STRATEGY_SEGMENT",
 		2: "STRATEGY_SNOWFLAKE",
+		4: "STRATEGY_UUIDV7",
+		5: "STRATEGY_ULID",
+		6: "STRATEGY_SOURCE",
 	}
 	Strategy_value = map[string]int32{
 		"STRATEGY_UNSPECIFIED": 0,
 		"STRATEGY_SEGMENT":     1,
 		"STRATEGY_SNOWFLAKE":   2,
+		"STRATEGY_UUIDV7":      4,
+		"STRATEGY_ULID":        5,
+		"STRATEGY_SOURCE":      6,
 	}
 )
 
@@ -1566,11 +1581,14 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\n" +
 	"datacenter\x18\x03 \x01(\x03R\n" +
 	"datacenter\x124\n" +
-	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires*X\n" +
+	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires*\x95\x01\n" +
 	"\bStrategy\x12\x18\n" +
 	"\x14STRATEGY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10STRATEGY_SEGMENT\x10\x01\x12\x16\n" +
-	"\x12STRATEGY_SNOWFLAKE\x10\x02\"\x04\b\x03\x10\x032\xa6\x05\n" +
+	"\x12STRATEGY_SNOWFLAKE\x10\x02\x12\x13\n" +
+	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
+	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
+	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xa6\x05\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +

@@ -10,11 +10,13 @@
 // google.rpc.ErrorInfo whose reason is idforge's error code, the same
 // string the HTTP API puts in {"error":{"code"}}:
 //
-//   INVALID_ARGUMENT  invalid_key, invalid_count, invalid_argument, wrong_strategy
+//   INVALID_ARGUMENT  invalid_key, invalid_count, invalid_argument, wrong_strategy,
+//                     invalid_layout, invalid_worker
 //   NOT_FOUND         unknown_key
 //   ALREADY_EXISTS    key_exists
+//   FAILED_PRECONDITION rejected (a plugin refused the call; nothing was consumed)
 //   UNAVAILABLE       unavailable, clock_moved_backwards, lease_lost,
-//                     layout_expired, shutting_down, timeout
+//                     layout_expired, workers_exhausted, shutting_down, locked, timeout
 //   INTERNAL          space_exhausted, internal
 //   CANCELLED         canceled (the client went away)
 //
