@@ -201,6 +201,15 @@ func TestDatabaseOutage(t *testing.T) {
 			time.Sleep(300 * time.Millisecond)
 
 			proxy.Cut()
+			// Still serving from its buffers: ready, but degraded, and it
+			// says for how long.
+			status, body, err := e2e.Get(ctx, n.URL("/readyz"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if status != 200 || !strings.Contains(body, `"status":"degraded"`) || !regexp.MustCompile(`"order":\{"buffered_ids":[1-9]\d*,"buffered_seconds":[0-9.e+-]+`).MatchString(body) {
+				t.Fatalf("readyz with the database cut and IDs buffered: %d %s; want 200 degraded with the buffered IDs and seconds", status, body)
+			}
 			buffered := keyBuffered(t, n, "order")
 			for i := range buffered {
 				if status, body := take(); status != 200 {
