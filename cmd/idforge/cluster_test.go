@@ -349,7 +349,15 @@ func TestSlowDatabaseNeverBlocksCallers(t *testing.T) {
 // claimed in between, the hand-back is refused and nothing is duplicated.
 func TestGracefulRestartLeavesNoGap(t *testing.T) {
 	endToEnd(t, parallel)
-	storeURL := testsvc.MySQL(t)
+	for _, db := range databases {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			gracefulRestart(t, db.fresh(t))
+		})
+	}
+}
+
+func gracefulRestart(t *testing.T, storeURL string) {
 	migrate(t, storeURL)
 	ctx := context.Background()
 
