@@ -463,7 +463,9 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 		seg.Start = a.highWater
 	}
 	a.jump = 0
-	if a.minStep == 0 {
+	// Every claim reports the key's stored step: a step an operator
+	// changed takes effect from the next claim on, refresh or not.
+	if !a.fixedMin && seg.Step > 0 {
 		a.minStep = seg.Step
 	}
 	a.highWater = seg.End
