@@ -28,6 +28,18 @@ const maxFormBytes = 64 << 10
 // Put the middleware outermost, before any handler that reads a request
 // body, so refused requests cost nothing.
 func (a *Authenticator) Middleware(next http.Handler, classify func(*http.Request) Access) http.Handler {
+	return a.MiddlewareRefusing(next, classify, nil)
+}
+
+// A Refuser may answer a refused request in the protocol of its endpoint
+// and report true (Tinyid's clients, for one, expect HTTP 200 and
+// Tinyid's own error body); false leaves the answer to the middleware.
+// status, code and message are what the middleware would answer.
+type Refuser func(w http.ResponseWriter, r *http.Request, status int, code, message string) bool
+
+// MiddlewareRefusing is Middleware whose refusals are first offered to
+// refuse (nil: none).
+func (a *Authenticator) MiddlewareRefusing(next http.Handler, classify func(*http.Request) Access, refuse Refuser) http.Handler {
 	if classify == nil {
 		classify = DefaultClassify
 	}
@@ -39,29 +51,44 @@ func (a *Authenticator) Middleware(next http.Handler, classify func(*http.Reques
 		}
 		token, malformed := tokenOf(r)
 		if malformed != "" {
+			if refuse != nil && refuse(w, r, http.StatusUnauthorized, "unauthenticated", malformed) {
+				return
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="idforge", error="invalid_request"`)
 			writeError(w, http.StatusUnauthorized, "unauthenticated", malformed)
 			return
 		}
 		caller, err := a.Authorize(token, acc)
 		if err != nil {
-			writeAuthError(w, err, token != "")
+			writeAuthError(w, r, err, token != "", refuse)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), caller)))
 	})
 }
 
-// writeAuthError answers a refused request.
-func writeAuthError(w http.ResponseWriter, err error, presented bool) {
+// writeAuthError answers a refused request, offering it to refuse first.
+func writeAuthError(w http.ResponseWriter, r *http.Request, err error, presented bool, refuse Refuser) {
 	var rl *RateLimitError
+	offer := func(status int, code string) bool {
+		return refuse != nil && refuse(w, r, status, code, err.Error())
+	}
 	switch {
 	case errors.As(err, &rl):
+		if offer(http.StatusTooManyRequests, "rate_limited") {
+			return
+		}
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10))
 		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
 	case errors.Is(err, ErrForbidden):
+		if offer(http.StatusForbidden, "forbidden") {
+			return
+		}
 		writeError(w, http.StatusForbidden, "forbidden", err.Error())
 	default:
+		if offer(http.StatusUnauthorized, "unauthenticated") {
+			return
+		}
 		if presented {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="idforge", error="invalid_token"`)
 		} else {

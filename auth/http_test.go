@@ -2,6 +2,7 @@ package auth
 
 import (
 	"encoding/json"
+	"fmt"
 	"github.com/idforge/idforge/server/httpapi"
 	"io"
 	"net/http"
@@ -186,5 +187,30 @@ func TestDefaultClassify(t *testing.T) {
 		if got := DefaultClassify(r); got != tc.want {
 			t.Errorf("DefaultClassify(%s %s) = %v %q, want %v %q", tc.method, tc.target, got.Level, got.Key, tc.want.Level, tc.want.Key)
 		}
+	}
+}
+
+// A Refuser answers the refusals it takes in its own protocol; the rest
+// get the middleware's JSON error, and authorized requests never reach it.
+func TestMiddlewareRefusing(t *testing.T) {
+	a, _ := newTestAuth(t)
+	var offered []string
+	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, message string) bool {
+		offered = append(offered, fmt.Sprintf("%d %s", status, code))
+		if !strings.HasPrefix(r.URL.Path, "/legacy/") {
+			return false
+		}
+		w.WriteHeader(http.StatusOK)
+		io.WriteString(w, "legacy refusal: "+code)
+		return true
+	}
+	srv := httptest.NewServer(a.MiddlewareRefusing(echo, nil, refuse))
+	defer srv.Close()
+	runHTTP(t, srv, httpCase{path: "/legacy/x", status: 200, body: "legacy refusal: unauthenticated"})
+	runHTTP(t, srv, httpCase{path: "/legacy/x", header: "Basic YWxhZGRpbjpvcGVuc2VzYW1l", status: 200, body: "legacy refusal: unauthenticated"})
+	runHTTP(t, srv, httpCase{path: "/v1/ids/msg", bearer: orderTok, status: 403, code: "forbidden"})
+	runHTTP(t, srv, httpCase{path: "/v1/ids/order", bearer: orderTok, status: 200, body: "order"})
+	if got := strings.Join(offered, ","); got != "401 unauthenticated,401 unauthenticated,403 forbidden" {
+		t.Fatalf("refusals offered: %s", got)
 	}
 }

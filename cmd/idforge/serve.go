@@ -36,7 +36,8 @@ func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Hand
 	if authn == nil {
 		return root
 	}
-	return authn.Middleware(root, nil)
+	// Tinyid's clients expect Tinyid's own answer to a bad token.
+	return authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal)
 }
 
 // grpcServer assembles the gRPC server: the IDForge service, health and

@@ -446,27 +446,47 @@ func TestWithAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, fixtureOpts{layout: "vesta-max-peak", wrap: func(h http.Handler) http.Handler {
-		return a.Middleware(h, nil)
+		return a.MiddlewareRefusing(h, nil, TinyidRefusal)
 	}})
 	if body := f.mustGet(t, "/tinyid/id/nextIdSimple?bizType=test&token="+token); body != "1" {
 		t.Errorf("with the token: %q", body)
 	}
-	status, body := f.get(t, "/tinyid/id/nextIdSimple?bizType=test&token=bad-token-0123456789")
-	wantError(t, "bad token", status, body, 401, "unauthenticated", false)
-	status, body = f.get(t, "/tinyid/id/nextIdSimple?bizType=test")
-	wantError(t, "no token", status, body, 401, "unauthenticated", false)
-	status, body = f.get(t, "/tinyid/id/nextSegmentIdSimple?bizType=test&token="+orderToken)
-	wantError(t, "other key", status, body, 403, "forbidden", false)
+	// A bad token, none, or one not allowed this bizType: what Tinyid's
+	// IdContronller answers (canVisit false), HTTP 200 with TOKEN_ERR or
+	// an empty body; nothing is issued.
+	for _, target := range []string{
+		"/tinyid/id/nextId?bizType=test&token=bad-token-0123456789",
+		"/tinyid/id/nextId?bizType=test",
+		"/tinyid/id/nextSegmentId?bizType=test&token=" + orderToken,
+	} {
+		status, body := f.get(t, target)
+		if status != 200 || body != `{"data":null,"code":5,"message":"token is error"}`+"\n" {
+			t.Errorf("%s: %d %q, want Tinyid's 200 token error", target, status, body)
+		}
+	}
+	for _, target := range []string{
+		"/tinyid/id/nextIdSimple?bizType=test&token=bad-token-0123456789",
+		"/tinyid/id/nextIdSimple?bizType=test",
+		"/tinyid/id/nextSegmentIdSimple?bizType=test&token=" + orderToken,
+	} {
+		if status, body := f.get(t, target); status != 200 || body != "" {
+			t.Errorf("%s: %d %q, want Tinyid's 200 and an empty body", target, status, body)
+		}
+	}
+	if body := f.mustGet(t, "/tinyid/id/nextIdSimple?bizType=test&token="+token); body != "2" {
+		t.Errorf("after the refusals: %q, want 2 (they consumed nothing)", body)
+	}
 	if body := f.mustGet(t, "/tinyid/id/nextSegmentIdSimple?bizType=order&token="+orderToken); body != "0,20,100,1,0" {
 		t.Errorf("key token, its key: %q", body)
 	}
-	// bizType in the URL and a different one in the body: refused, so the
-	// key authorized is the key issued for.
+	// bizType in the URL and a different one in the body: refused (as a
+	// token error, nothing issued), so the key authorized is the key
+	// issued for.
 	st, body, _ := f.do(t, http.MethodPost, "/tinyid/id/nextIdSimple?bizType=order&token="+orderToken, "bizType=test")
-	if st != 403 {
-		t.Errorf("ambiguous bizType: %d %s", st, body)
+	if st != 200 || body != "" {
+		t.Errorf("ambiguous bizType: %d %q, want Tinyid's token error", st, body)
 	}
-	status, body = f.get(t, "/genid?token="+orderToken)
+	status, body := f.get(t, "/genid?token="+orderToken)
 	wantError(t, "genid with a key token", status, body, 403, "forbidden", false)
 	if _, err := strconv.ParseInt(f.mustGet(t, "/genid?token="+token), 10, 64); err != nil {
 		t.Errorf("genid: %v", err)

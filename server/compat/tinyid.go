@@ -183,3 +183,28 @@ func (h *handler) tinyidNextSegmentSimple(w http.ResponseWriter, r *http.Request
 	}
 	writeText(w, fmt.Sprintf("%d,%d,%d,%d,%d", seg.CurrentID, seg.LoadingID, seg.MaxID, seg.Delta, seg.Remainder))
 }
+
+// Tinyid's ErrorCode.TOKEN_ERR.
+const (
+	tinyidTokenErrCode    = 5
+	tinyidTokenErrMessage = "token is error"
+)
+
+// TinyidRefusal is an auth.Refuser for the Tinyid endpoints: a request
+// with a missing or wrong token (or one not allowed this bizType) is
+// answered as Tinyid does, with HTTP 200 and
+// {"data":null,"code":5,"message":"token is error"}, or an empty body
+// from the *Simple endpoints, so Tinyid's clients see what they were
+// written for. Other refusals (a rate limit) and other paths are left to
+// the middleware.
+func TinyidRefusal(w http.ResponseWriter, r *http.Request, status int, code, message string) bool {
+	if !strings.HasPrefix(r.URL.Path, "/tinyid/") || (status != http.StatusUnauthorized && status != http.StatusForbidden) {
+		return false
+	}
+	if strings.HasSuffix(r.URL.Path, "Simple") {
+		writeText(w, "")
+		return true
+	}
+	writeJSON(w, http.StatusOK, tinyidResponse[any]{Code: tinyidTokenErrCode, Message: tinyidTokenErrMessage})
+	return true
+}
