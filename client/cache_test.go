@@ -95,7 +95,7 @@ func TestRangeCacheCalls(t *testing.T) {
 // With a slow server the next block is fetched before the cache runs
 // dry: no caller waits while IDs remain, only the very first call.
 func TestRangeCacheRefillsBeforeEmpty(t *testing.T) {
-	const batch, goroutines, each = 200, 4, 150
+	const batch, goroutines, each = 400, 4, 300
 	for _, m := range remoteModes() {
 		t.Run(m.name, func(t *testing.T) {
 			n := newNode(t, newStore(t), 1, 1000)
@@ -106,8 +106,10 @@ func TestRangeCacheRefillsBeforeEmpty(t *testing.T) {
 				t.Fatal(err)
 			}
 			n.delay.Store(int64(5 * time.Millisecond))
-			// 4 callers taking an ID every ~1 ms: the 100 IDs left when a
-			// refill starts last ~25 ms, five times the server's delay.
+			// 4 callers taking an ID every ~1 ms: the 200 IDs left when a
+			// refill starts last ~50 ms, ten times the server's delay (room
+			// for a loaded machine; without the early refill every batch
+			// would make callers wait).
 			var (
 				wg      sync.WaitGroup
 				errs    = make(chan error, goroutines)

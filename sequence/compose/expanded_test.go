@@ -230,7 +230,10 @@ func TestExpandedPrefetchKeepsUp(t *testing.T) {
 	unique(t, ids)
 	st := e.Stats()
 	t.Logf("%d IDs; at warm-up %+v; at the end %+v", len(ids), warm, st)
-	if st.Waits != warm.Waits {
+	// Without the prefetcher about one call in 8 waits (~60 here); with
+	// it none should, but a loaded machine may delay one fetch past the
+	// ~150 ms of IDs kept ready.
+	if st.Waits-warm.Waits > 2 {
 		t.Errorf("%d calls waited after warm-up (%d blocks installed meanwhile)", st.Waits-warm.Waits, st.Installed-warm.Installed)
 	}
 	if st.Rate < 100 || st.Rate > 2000 {

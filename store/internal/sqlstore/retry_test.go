@@ -11,18 +11,21 @@ func TestBackoff(t *testing.T) {
 	if !backoff(context.Background(), 0) {
 		t.Fatal("backoff without a deadline gave up")
 	}
-	if d := time.Since(start); d < retryBackoff || d > 3*retryBackoff {
-		t.Errorf("first backoff took %v, want %v to %v", d, retryBackoff, 3*retryBackoff)
+	// At least the backoff; the upper bound only catches a runaway wait
+	// (timers fire late on a loaded machine).
+	if d := time.Since(start); d < retryBackoff || d > time.Second {
+		t.Errorf("first backoff took %v, want at least %v", d, retryBackoff)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	// Attempt 5 waits 1.6 to 2.4 s, more than the 1 s the context has
+	// left: backoff gives up at once, with the context still live.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	start = time.Now()
-	if backoff(ctx, 0) {
+	if backoff(ctx, 5) {
 		t.Fatal("backoff past the deadline went ahead")
 	}
-	if d := time.Since(start); d > 10*time.Millisecond {
-		t.Errorf("backoff that cannot finish before the deadline waited %v", d)
+	if ctx.Err() != nil {
+		t.Error("backoff that cannot finish before the deadline waited for it")
 	}
 
 	ctx, cancel = context.WithCancel(context.Background())
