@@ -13,7 +13,9 @@ import (
 // an end-to-end test controls, so that it can move a running binary's clock
 // (libfaketime cannot: Go reads the time through the vDSO, not libc). The
 // offset is a Go duration ("-1h", "3ms") in the file named by
-// $IDFORGE_TEST_CLOCK_FILE, polled every millisecond.
+// $IDFORGE_TEST_CLOCK_FILE, polled every millisecond; each new offset
+// applied is acknowledged in the file's name + ".applied", so that a test
+// knows when the running binary has it.
 var clockOffset atomic.Int64
 
 func init() {
@@ -21,13 +23,16 @@ func init() {
 	if path == "" {
 		return
 	}
+	acked := false
 	read := func() {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return
 		}
 		if d, err := time.ParseDuration(strings.TrimSpace(string(b))); err == nil {
-			clockOffset.Store(int64(d))
+			if clockOffset.Swap(int64(d)) != int64(d) || !acked {
+				acked = os.WriteFile(path+".applied", []byte(d.String()), 0o644) == nil
+			}
 		}
 	}
 	read()

@@ -200,7 +200,29 @@ func (n *Node) SetClock(offset time.Duration) {
 	if err := os.WriteFile(n.clockFile, []byte(offset.String()), 0o644); err != nil {
 		n.t.Fatal(err)
 	}
-	time.Sleep(20 * time.Millisecond) // the binary polls every millisecond
+	n.mu.Lock()
+	exited := n.exited
+	n.mu.Unlock()
+	if exited == nil {
+		return // not started: it reads the offset when it starts
+	}
+	select {
+	case <-exited:
+		return // stopped: the next start reads it
+	default:
+	}
+	// The binary polls every millisecond and acknowledges each offset it
+	// applied: wait for that, not for a guess at how long it takes.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(n.clockFile + ".applied"); err == nil && string(b) == offset.String() {
+			return
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("the node did not apply the clock offset %v within 10 s (paused?)", offset)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // FreePort returns a loopback address with a port free right now, for a
