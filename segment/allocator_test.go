@@ -27,6 +27,7 @@ type testStore struct {
 	delay   atomic.Int64 // nanoseconds added to each claim
 	gate    chan struct{}
 	regress atomic.Int64 // subtracted from the next claim's range
+	stored  atomic.Int64 // when set, the stored step claims report (an operator changed it)
 	mu      sync.Mutex
 	steps   []int64
 }
@@ -75,6 +76,9 @@ func (s *testStore) ClaimSegment(ctx context.Context, key string, step int64) (i
 	if r := s.regress.Swap(0); r > 0 && err == nil {
 		seg.Start -= r
 		seg.End -= r
+	}
+	if st := s.stored.Load(); st > 0 && err == nil {
+		seg.Step = st
 	}
 	return seg, err
 }
@@ -514,5 +518,24 @@ func TestTinySegments(t *testing.T) {
 	}
 	if len(seen) != workers*each {
 		t.Fatalf("%d IDs, want %d", len(seen), workers*each)
+	}
+}
+
+// A step an operator changed in the store reaches the allocator with the
+// next claim's answer: later claims ask for at least the new step, with
+// no refresh of the key.
+func TestStoredStepLearnedFromClaims(t *testing.T) {
+	st := newTestStore(t, "k", 1, 10)
+	a := newAllocator(t, st, "k", Settings{MaxStep: 10})
+	for range 30 {
+		mustNext(t, a)
+	}
+	st.stored.Store(40)
+	for range 200 {
+		mustNext(t, a)
+	}
+	steps := st.claimSteps()
+	if last := steps[len(steps)-1]; last != 40 {
+		t.Fatalf("claim steps %v: the last asked for %d, want the new stored step 40", steps, last)
 	}
 }
