@@ -1,8 +1,19 @@
 package mysql
 
-import "github.com/idforge/idforge/store/internal/sqlstore"
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"database/sql/driver"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"time"
 
-// The tables Migrate creates when absent. leaf_alloc is Leaf's DDL
+	"github.com/idforge/idforge/store/internal/sqlstore"
+)
+
+// The tables Migrate creates when absent (CREATE TABLE IF NOT EXISTS). leaf_alloc is Leaf's DDL
 // (scripts/leaf_alloc.sql) with one change: biz_tag compares byte for byte
 // (utf8mb4_bin), so "Order" and "order" are two keys; so do the names in
 // idforge_keys and idforge_serials. A leaf_alloc that
@@ -107,3 +118,54 @@ const (
 	unlockSQL  = `SELECT RELEASE_LOCK(?)`
 	lockPrefix = "idforge:key:"
 )
+
+// createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT
+// EXISTS, which leaves an existing table as it is.
+func createTables(ctx context.Context, db *sql.DB) error {
+	for _, ddl := range []string{createLeafAllocSQL, createKeysSQL, createSerialsSQL} {
+		if _, err := db.ExecContext(ctx, ddl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nameLocker takes MySQL's named locks for key names in one database.
+type nameLocker struct{ dbName string }
+
+// withLock is sqlstore.Dialect.WithNameLock: it runs fn on a connection
+// of its own that holds the server's named lock for name, waiting for the
+// lock as long as ctx allows. Lock names are at most 64 characters, so
+// the name is hashed, together with the database, whose keys are the only
+// ones that conflict.
+func (l nameLocker) withLock(ctx context.Context, db *sql.DB, name string, fn func(sqlstore.Querier) error) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	sum := sha256.Sum256([]byte(l.dbName + "\x00" + name))
+	lock := lockPrefix + hex.EncodeToString(sum[:20])
+	wait := 1.0
+	if dl, ok := ctx.Deadline(); ok {
+		wait = max(1, math.Ceil(time.Until(dl).Seconds()))
+	}
+	var got sql.NullInt64
+	if err := conn.QueryRowContext(ctx, lockSQL, lock, int64(wait)).Scan(&got); err != nil {
+		return err
+	}
+	if got.Int64 != 1 {
+		return fmt.Errorf("lock %s not granted within %vs (GET_LOCK returned %v)", lock, wait, got)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		var released sql.NullInt64
+		if err := conn.QueryRowContext(ctx, unlockSQL, lock).Scan(&released); err != nil {
+			// The server drops the lock with the session: make sure the
+			// connection is closed rather than reused while holding it.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	return fn(conn)
+}

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"strings"
 
@@ -62,36 +61,21 @@ func ParseURL(rawURL string) (Config, error) {
 }
 
 func fromURL(u *url.URL) (Config, error) {
-	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("%w: mysql URL %q: %s", idforge.ErrInvalidArgument, u.Redacted(), fmt.Sprintf(format, args...))
-	}
-	if u.Scheme != "mysql" {
-		return bad("scheme is not mysql")
-	}
-	if u.Opaque != "" {
-		return bad("write mysql://user:password@host:port/database")
-	}
-	if u.Fragment != "" {
-		return bad("has a fragment")
+	set, query, err := sqlstore.ServerURL(u, "mysql://user:password@host:port/database", "mysql")
+	if err != nil {
+		return Config{}, err
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if db == "" {
-		return bad("names no database; write mysql://user:password@host:port/database")
+		return Config{}, sqlstore.BadURL("mysql", u, "names no database; write mysql://user:password@host:port/database")
 	}
 	if strings.Contains(db, "/") {
-		return bad("database name %q contains '/'", db)
+		return Config{}, sqlstore.BadURL("mysql", u, "database name %q contains '/'", db)
 	}
-
-	query := u.Query()
-	set, err := sqlstore.TakeSettings(query)
+	drv, err := mysqldsn.Config(u, query, db)
 	if err != nil {
-		return bad("%v", err)
+		return Config{}, sqlstore.BadURL("mysql", u, "%v", err)
 	}
-	cfg := Config{MaxOpenConns: set.MaxOpenConns, MaxIdleConns: set.MaxIdleConns, ConnMaxLifetime: set.ConnMaxLifetime,
-		Timeout: set.Timeout, Retries: set.Retries}
-
-	if cfg.Driver, err = mysqldsn.Config(u, query, db); err != nil {
-		return bad("%v", err)
-	}
-	return cfg, nil
+	return Config{Driver: drv, MaxOpenConns: set.MaxOpenConns, MaxIdleConns: set.MaxIdleConns,
+		ConnMaxLifetime: set.ConnMaxLifetime, Timeout: set.Timeout, Retries: set.Retries}, nil
 }

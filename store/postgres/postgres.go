@@ -19,16 +19,12 @@ import (
 
 // Defaults for the Config fields left zero.
 const (
-	DefaultMaxOpenConns    = 10
-	DefaultMaxIdleConns    = 5
-	DefaultConnMaxLifetime = 30 * time.Minute
-	DefaultTimeout         = 3 * time.Second
-	DefaultRetries         = 2
+	DefaultMaxOpenConns    = sqlstore.DefaultMaxOpenConns
+	DefaultMaxIdleConns    = sqlstore.DefaultMaxIdleConns
+	DefaultConnMaxLifetime = sqlstore.DefaultConnMaxLifetime
+	DefaultTimeout         = sqlstore.DefaultTimeout
+	DefaultRetries         = sqlstore.DefaultRetries
 )
-
-// defaults are the Default constants as sqlstore.Settings.
-var defaults = sqlstore.Settings{MaxOpenConns: DefaultMaxOpenConns, MaxIdleConns: DefaultMaxIdleConns,
-	ConnMaxLifetime: DefaultConnMaxLifetime, Timeout: DefaultTimeout, Retries: DefaultRetries}
 
 // Config configures Open. ParseURL builds one from a store URL. Every
 // field but Driver may be left zero for its default.
@@ -68,9 +64,19 @@ type Config struct {
 // Store is an idforge.Store kept in a PostgreSQL database. It is safe for
 // concurrent use, and any number of Stores, in any number of processes,
 // may share one database. Create it with Open and release it with Close.
+//
+// Its methods are those of idforge.Store, idforge.SegmentReturner,
+// idforge.Migrator and idforge.SerialStore, as those interfaces and the
+// package documentation describe them: CreateKey takes a transaction's
+// advisory lock per name, ClaimSegment is one UPDATE … RETURNING, and
+// Close makes later calls fail with idforge.ErrClosed.
 type Store struct {
-	core *sqlstore.Store // the work; Store adds PostgreSQL's driver setup
+	*shared
 }
+
+// shared is the SQL store every backend is made of; embedded under this
+// unexported name, it lends Store its methods and nothing else.
+type shared = sqlstore.Store
 
 var (
 	_ idforge.Store           = (*Store)(nil)
@@ -100,11 +106,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	name := fmt.Sprintf("%s@%s/%s", drv.User, net.JoinHostPort(drv.Host, strconv.Itoa(int(drv.Port))), drv.Database)
-	s, err := sqlstore.Open(ctx, stdlib.OpenDB(*drv), name, set, dialect)
+	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: stdlib.OpenDB(*drv)}, name, set, dialect)
 	if err != nil {
 		return nil, sqlstore.Scrub(err, drv.Password)
 	}
-	return &Store{core: s}, nil
+	return &Store{s}, nil
 }
 
 // normalize applies the defaults and returns the settings and the driver
@@ -114,7 +120,7 @@ func (cfg Config) normalize() (sqlstore.Settings, *pgx.ConnConfig, error) {
 		return sqlstore.Settings{}, nil, fmt.Errorf("%w: postgres: Config.Driver is nil", idforge.ErrInvalidArgument)
 	}
 	set, err := sqlstore.Settings{MaxOpenConns: cfg.MaxOpenConns, MaxIdleConns: cfg.MaxIdleConns, ConnMaxLifetime: cfg.ConnMaxLifetime,
-		Timeout: cfg.Timeout, Retries: cfg.Retries, ForMigrate: cfg.ForMigrate, Logger: cfg.Logger}.WithDefaults("postgres", defaults)
+		Timeout: cfg.Timeout, Retries: cfg.Retries, ForMigrate: cfg.ForMigrate, Logger: cfg.Logger}.WithDefaults("postgres", sqlstore.ServerDefaults)
 	if err != nil {
 		return set, nil, err
 	}
@@ -139,12 +145,3 @@ func isDuplicateKey(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
-
-// Ping reports whether the server answers and leaf_alloc can be read. It
-// returns an error wrapping idforge.ErrClosed after Close.
-func (s *Store) Ping(ctx context.Context) error { return s.core.Ping(ctx) }
-
-// Close closes the connections. It is idempotent: later calls return the
-// first call's result. Calls made after Close return an error wrapping
-// idforge.ErrClosed.
-func (s *Store) Close() error { return s.core.Close() }

@@ -1,6 +1,14 @@
 package postgres
 
-import "github.com/idforge/idforge/store/internal/sqlstore"
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"hash/fnv"
+	"time"
+
+	"github.com/idforge/idforge/store/internal/sqlstore"
+)
 
 // The tables Migrate creates when the search path finds none: Leaf's
 // leaf_alloc in PostgreSQL's types, idforge_keys and idforge_serials.
@@ -124,3 +132,77 @@ const (
 
 	migrateLock int64 = 0x6964666f72676501
 )
+
+// createTables is sqlstore.Dialect.CreateTables: in one transaction,
+// under the session-level advisory lock migrateLock, it creates each table
+// the search path does not find.
+func createTables(ctx context.Context, db *sql.DB) error {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// A session-level lock, taken before the transaction begins: a
+	// transaction sees the tables an earlier Migrate committed only if it
+	// starts after that commit (the backend refreshes its catalog caches
+	// when a transaction starts, not when an advisory lock is granted).
+	if _, err := conn.ExecContext(ctx, lockSessionSQL, migrateLock); err != nil {
+		return err
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, unlockSessionSQL, migrateLock); err != nil {
+			// The server drops the lock with the session: make sure the
+			// connection is closed rather than reused while holding it.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // no-op after Commit
+	// CREATE TABLE IF NOT EXISTS only looks in the schema it would create
+	// the table in, the first of the search path: a Leaf table in a later
+	// one (public, behind "$user") would be shadowed by a new, empty
+	// leaf_alloc, and every key would start again from 1. So a table is
+	// created only if the search path finds none.
+	var hasLeaf, hasKeys, hasSerials bool
+	if err := tx.QueryRowContext(ctx, tablesSQL).Scan(&hasLeaf, &hasKeys, &hasSerials); err != nil {
+		return err
+	}
+	for _, t := range []struct {
+		exists bool
+		ddl    string
+	}{{hasLeaf, createLeafAllocSQL}, {hasKeys, createKeysSQL}, {hasSerials, createSerialsSQL}} {
+		if t.exists {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, t.ddl); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
+}
+
+// withNameLock is sqlstore.Dialect.WithNameLock: it runs fn in a
+// transaction that holds the advisory lock for name (see lockSQL), and
+// commits it if fn succeeds.
+func withNameLock(ctx context.Context, db *sql.DB, name string, fn func(sqlstore.Querier) error) error {
+	return sqlstore.InTx(ctx, db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, lockSQL, nameLock(name)); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// nameLock returns the advisory lock key for a key name: a 64-bit FNV-1a
+// hash. Two names sharing a hash merely wait for each other.
+func nameLock(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("idforge:key:"))
+	h.Write([]byte(name))
+	return int64(h.Sum64())
+}

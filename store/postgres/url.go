@@ -2,11 +2,9 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/pgdsn"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
@@ -67,29 +65,14 @@ func ParseURL(rawURL string) (Config, error) {
 }
 
 func fromURL(u *url.URL) (Config, error) {
-	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("%w: postgres URL %q: %s", idforge.ErrInvalidArgument, dsn.Redacted(u), fmt.Sprintf(format, args...))
-	}
-	if u.Scheme != "postgres" && u.Scheme != "postgresql" {
-		return bad("scheme is not postgres or postgresql")
-	}
-	if u.Opaque != "" {
-		return bad("write postgres://user:password@host:port/database")
-	}
-	if u.Fragment != "" {
-		return bad("has a fragment")
-	}
-
-	query := u.Query()
-	set, err := sqlstore.TakeSettings(query)
+	set, query, err := sqlstore.ServerURL(u, "postgres://user:password@host:port/database", "postgres", "postgresql")
 	if err != nil {
-		return bad("%v", err)
+		return Config{}, err
 	}
-	cfg := Config{MaxOpenConns: set.MaxOpenConns, MaxIdleConns: set.MaxIdleConns, ConnMaxLifetime: set.ConnMaxLifetime,
-		Timeout: set.Timeout, Retries: set.Retries}
-
-	if cfg.Driver, err = pgdsn.Config(u, query); err != nil {
-		return bad("%v", err)
+	drv, err := pgdsn.Config(u, query)
+	if err != nil {
+		return Config{}, sqlstore.BadURL("postgres", u, "%v", err)
 	}
-	return cfg, nil
+	return Config{Driver: drv, MaxOpenConns: set.MaxOpenConns, MaxIdleConns: set.MaxIdleConns,
+		ConnMaxLifetime: set.ConnMaxLifetime, Timeout: set.Timeout, Retries: set.Retries}, nil
 }

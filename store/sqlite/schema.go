@@ -1,5 +1,16 @@
 package sqlite
 
+import (
+	"context"
+	"database/sql"
+	"errors"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/idforge/idforge/store/internal/sqlstore"
+)
+
 // schema creates the tables when absent: leaf_alloc, idforge_keys and
 // idforge_serials (serial definitions). leaf_alloc is Leaf's table as
 // published with Leaf (MySQL DDL), in SQLite's words: bigint and int both
@@ -31,80 +42,107 @@ CREATE TABLE IF NOT EXISTS idforge_serials (
 );
 `
 
-// claimSQL advances one key's max_id and returns the new value, atomically
-// in one statement. ?1 is the key, ?2 the requested step (0: the row's
-// step). The WHERE clause refuses, by updating nothing, a row whose
-// max_id or step is not an integer (hand edits can store anything), a step
-// that is not positive, and an increase that would pass the largest int64:
-// SQLite does not fail on integer overflow, it silently makes the sum a
-// REAL, which would corrupt the row. max_id ≤ 2⁶³−1 − step cannot itself
-// overflow because step > 0.
-const claimSQL = `
+// dialect is SQLite's: a file the store owns, so Open creates the tables
+// (an embedded store needs no administrator), and one writer connection
+// whose transactions begin IMMEDIATE (see dsn), so that the write lock is
+// the lock on every name and every claim.
+var dialect = &sqlstore.Dialect{
+	Name:               "sqlite",
+	QuoteIdent:         func(ident string) string { return `"` + ident + `"` },
+	Prepare:            true, // saves compiling the claim and the lookup each time
+	ClaimReturns:       true,
+	SQL:                statements,
+	IsDuplicateKey:     isConstraint,
+	WithNameLock:       withWriteLock,
+	CreateTables:       createTables,
+	CreateTablesOnOpen: true,
+}
+
+// Hand edits can store anything in any column: max_id and step read as
+// NULL unless they hold integers, and the claims match no such row, so
+// that the shared store refuses them with a clear error.
+const (
+	maxIDIfInteger = `CASE typeof(max_id) WHEN 'integer' THEN max_id END`
+	stepIfInteger  = `CASE typeof(step) WHEN 'integer' THEN step END`
+)
+
+// statements is SQLite's SQL; sqlstore.Statements says what each one
+// takes and returns.
+var statements = sqlstore.Statements{
+	Columns: `
+SELECT m.name, lower(c.name) FROM sqlite_schema m, pragma_table_info(m.name) c
+ WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials')`,
+	KeysTable:    `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_keys')`,
+	SerialsTable: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_serials')`,
+	Ping:         `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+
+	// The claim: one UPDATE … RETURNING, atomic on its own and durable
+	// (synchronous=FULL) when it completes. The WHERE clause refuses, by
+	// matching nothing, a row whose max_id or step is not an integer, a
+	// step that is not positive, and an increase that would pass the
+	// largest int64: SQLite does not fail on integer overflow, it
+	// silently makes the sum a REAL, which would corrupt the row.
+	ClaimStored: `
 UPDATE leaf_alloc
-   SET max_id = max_id + (CASE WHEN ?2 = 0 THEN step ELSE ?2 END),
-       update_time = CURRENT_TIMESTAMP
- WHERE biz_tag = ?1
-   AND typeof(max_id) = 'integer'
-   AND typeof(step) = 'integer'
-   AND (CASE WHEN ?2 = 0 THEN step ELSE ?2 END) > 0
-   AND max_id <= 9223372036854775807 - (CASE WHEN ?2 = 0 THEN step ELSE ?2 END)
-RETURNING max_id, step`
+   SET max_id = max_id + step, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ?1 AND typeof(max_id) = 'integer' AND typeof(step) = 'integer'
+   AND step > 0 AND max_id <= 9223372036854775807 - max(step, 1)
+RETURNING max_id, step`,
+	ClaimStep: `
+UPDATE leaf_alloc
+   SET max_id = max_id + ?1, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ?2 AND typeof(max_id) = 'integer' AND typeof(step) = 'integer'
+   AND max_id <= 9223372036854775807 - ?3
+RETURNING max_id, step`,
+	Read: `SELECT ` + maxIDIfInteger + `, ` + stepIfInteger + ` FROM leaf_alloc WHERE biz_tag = ?1`,
+	Return: `
+UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
+ WHERE biz_tag = ?2 AND max_id = ?3`,
+	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?1`,
+	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?1`,
 
-// returnSQL is ReturnSegment's compare-and-set: ?1 is the key, ?2 from,
-// ?3 to.
-const returnSQL = `
-UPDATE leaf_alloc SET max_id = ?2, update_time = CURRENT_TIMESTAMP
- WHERE biz_tag = ?1 AND max_id = ?3`
+	KeySegment:  `SELECT biz_tag, ` + maxIDIfInteger + `, ` + stepIfInteger + `, %s, update_time FROM leaf_alloc WHERE biz_tag = ?1`,
+	KeysSegment: `SELECT biz_tag, ` + maxIDIfInteger + `, ` + stepIfInteger + `, %s, update_time FROM leaf_alloc`,
+	KeyOther:    `SELECT biz_tag, strategy, description, update_time FROM idforge_keys WHERE biz_tag = ?1`,
+	KeysOther:   `SELECT biz_tag, strategy, description, update_time FROM idforge_keys`,
 
-// existsSQL tells whether leaf_alloc has a row for a key.
-const existsSQL = `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)`
+	NameTaken: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)`,
+	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)
+    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?2)`,
 
-// inspectSQL reads what claimSQL looks at, to explain why it updated nothing.
-const inspectSQL = `
-SELECT max_id, step, typeof(max_id), typeof(step) FROM leaf_alloc WHERE biz_tag = ?1`
+	InsertSegment: `INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
+	InsertOther:   `INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?1, ?2, ?3, CURRENT_TIMESTAMP)`,
 
-// strategySQL finds a key of another strategy.
-const strategySQL = `SELECT strategy FROM idforge_keys WHERE biz_tag = ?1`
+	Serial:       `SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?1`,
+	Serials:      `SELECT name, template, time_zone, description, update_time FROM idforge_serials`,
+	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
+}
 
-// keySQL and keysSQL read keys from both tables; when a name is in both
-// (only possible by hand), the leaf_alloc row (src 0) comes first. %s is
-// the description column.
-const (
-	keySQL = `
-SELECT 0 AS src, 'segment', step, max_id, %s, update_time FROM leaf_alloc WHERE biz_tag = ?1
-UNION ALL
-SELECT 1 AS src, strategy, 0, 0, description, update_time FROM idforge_keys WHERE biz_tag = ?1
-ORDER BY src LIMIT 1`
-	keysSQL = `
-SELECT biz_tag, 0 AS src, 'segment', step, max_id, %s, update_time FROM leaf_alloc
-UNION ALL
-SELECT biz_tag, 1 AS src, strategy, 0, 0, description, update_time FROM idforge_keys
-ORDER BY biz_tag, src`
-)
+// createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT
+// EXISTS, which leaves an existing table as it is.
+func createTables(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, schema)
+	return err
+}
 
-// nameTakenSQL tells whether a name is used in either table.
-const nameTakenSQL = `
-SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)
-    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?1)`
+// withWriteLock is sqlstore.Dialect.WithNameLock: a transaction on the
+// writer, whose BEGIN IMMEDIATE takes the file's write lock, so that the
+// check that a name is free and the insert hold it together, also against
+// other processes.
+func withWriteLock(ctx context.Context, db *sql.DB, _ string, fn func(sqlstore.Querier) error) error {
+	return sqlstore.InTx(ctx, db, func(tx *sql.Tx) error { return fn(tx) })
+}
 
-// Inserts for CreateKey; %s is leaf_alloc's description column.
-const (
-	insertSegmentSQL = `
-INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time)
-VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`
-	insertOtherSQL = `
-INSERT INTO idforge_keys (biz_tag, strategy, description, update_time)
-VALUES (?1, ?2, ?3, CURRENT_TIMESTAMP)`
-)
-
-// Statements on idforge_serials. ?1 is the serial's name; insertSerialSQL
-// takes name, template, time zone and description.
-const (
-	insertSerialSQL = `
-INSERT INTO idforge_serials (name, template, time_zone, description, update_time)
-VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`
-	serialSQL  = `SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?1`
-	serialsSQL = `SELECT name, template, time_zone, description, update_time FROM idforge_serials ORDER BY name`
-	// serialsTableSQL tells whether idforge_serials exists.
-	serialsTableSQL = `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_serials')`
-)
+// isConstraint is sqlstore.Dialect.IsDuplicateKey: SQLite's primary key
+// or unique constraint violation.
+func isConstraint(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		return true
+	}
+	return false
+}

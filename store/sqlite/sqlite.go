@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -12,12 +11,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/idforge/idforge"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
 // DefaultFileName is the name of the database file in the data directory
@@ -29,26 +28,25 @@ const DefaultFileName = "idforge.db"
 const DefaultBusyTimeout = 5 * time.Second
 
 // Store is an idforge.Store kept in one SQLite file. It is safe for
-// concurrent use. Create it with Open and release it with Close.
+// concurrent use, and several Stores, in one process or in several, may
+// share one file. Create it with Open and release it with Close.
+//
+// Its methods are those of idforge.Store, idforge.SegmentReturner,
+// idforge.Migrator and idforge.SerialStore, as those interfaces and the
+// package documentation describe them: every write holds the file's write
+// lock (BEGIN IMMEDIATE), a claim is one UPDATE … RETURNING, durable when
+// it returns, and Close makes later calls fail with idforge.ErrClosed.
 type Store struct {
+	*shared
 	path string
-	log  *slog.Logger
-	// descCol is the description column of leaf_alloc, quoted for SQL:
-	// "description" (Leaf's scripts) or "desc" (older copies of its DDL).
-	descCol string
-
-	w *sql.DB // exactly one connection; every write goes through it
-	r *sql.DB // read-only connections (query_only)
-
-	// Statements naming the description column, built by Open.
-	keysSQL, insertSegmentSQL string
-	// Prepared once: the claim on the writer, the lookup on the readers.
-	claimStmt, keyStmt *sql.Stmt
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	// w and r are the pools shared runs on: one writer connection and
+	// the read-only readers.
+	w, r *sql.DB
 }
+
+// shared is the SQL store every backend is made of; embedded under this
+// unexported name, it lends Store its methods and nothing else.
+type shared = sqlstore.Store
 
 var (
 	_ idforge.Store           = (*Store)(nil)
@@ -91,9 +89,10 @@ func WithBusyTimeout(d time.Duration) Option {
 // the parent directory and the tables when they do not exist, and returns
 // a Store using it. A relative path is taken relative to the working
 // directory. It returns an error wrapping idforge.ErrInvalidArgument when
-// path is empty or contains '?', and the driver's error when the file
-// cannot be opened or an existing leaf_alloc table lacks a column idforge
-// needs. Nothing is left open when Open fails.
+// path is empty or contains '?', the driver's error when the file cannot
+// be opened, and an error naming the columns when an existing table
+// (leaf_alloc, idforge_keys or idforge_serials) lacks one idforge needs.
+// Nothing is left open when Open fails.
 func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	o := options{logger: slog.Default(), busyTimeout: DefaultBusyTimeout}
 	for _, opt := range opts {
@@ -116,13 +115,27 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: create directory for %s: %w", abs, err)
 	}
 
-	s := &Store{path: abs, log: o.logger}
-	if err := s.open(ctx, o); err != nil {
-		s.closeDBs()
+	// sql.Open only fails for an unknown driver; connections are made
+	// when first used.
+	w, _ := sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
+	r, _ := sql.Open("sqlite", dsn(abs, o.busyTimeout, false))
+	n := max(4, runtime.GOMAXPROCS(0))
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	if err := checkJournal(ctx, w, abs, o.logger); err != nil {
+		r.Close()
+		w.Close()
 		return nil, err
 	}
-	s.log.Debug("sqlite store opened", "path", abs)
-	return s, nil
+	// One writer connection, kept forever; no timeout but the caller's
+	// context and busy_timeout; no retries, as waiting for the file's
+	// write lock is busy_timeout's work.
+	set := sqlstore.Settings{MaxOpenConns: 1, MaxIdleConns: 1, ConnMaxLifetime: -1, Timeout: -1, Retries: -1, Logger: o.logger}
+	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: w, Read: r}, abs, set, dialect)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{shared: s, path: abs, w: w, r: r}, nil
 }
 
 // dsn returns the driver's data source name for path. Every connection the
@@ -144,152 +157,21 @@ func dsn(path string, busy time.Duration, writer bool) string {
 	return path + "?" + q.Encode()
 }
 
-func (s *Store) open(ctx context.Context, o options) error {
-	var err error
-	if s.w, err = sql.Open("sqlite", dsn(s.path, o.busyTimeout, true)); err != nil {
-		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
-	}
-	s.w.SetMaxOpenConns(1)
-	s.w.SetMaxIdleConns(1)
-
+// checkJournal connects the writer, which switches the file to WAL, and
+// warns when that did not take.
+func checkJournal(ctx context.Context, w *sql.DB, path string, log *slog.Logger) error {
 	var mode string
-	if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
+	if err := w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	if !strings.EqualFold(mode, "wal") {
 		// Still durable (synchronous=FULL), only readers and the writer
 		// now wait for each other.
-		s.log.Warn("sqlite: WAL journal mode unavailable; readers will block the writer",
-			"path", s.path, "journal_mode", mode)
-	}
-	if _, err := s.w.ExecContext(ctx, schema); err != nil {
-		return fmt.Errorf("sqlite: create tables in %s: %w", s.path, err)
-	}
-	if s.descCol, err = s.checkLeafAlloc(ctx); err != nil {
-		return err
-	}
-	s.keysSQL = fmt.Sprintf(keysSQL, s.descCol)
-	s.insertSegmentSQL = fmt.Sprintf(insertSegmentSQL, s.descCol)
-
-	if s.r, err = sql.Open("sqlite", dsn(s.path, o.busyTimeout, false)); err != nil {
-		return fmt.Errorf("sqlite: open %s: %w", s.path, err)
-	}
-	n := max(4, runtime.GOMAXPROCS(0))
-	s.r.SetMaxOpenConns(n)
-	s.r.SetMaxIdleConns(n)
-	if s.claimStmt, err = s.w.PrepareContext(ctx, claimSQL); err != nil {
-		return fmt.Errorf("sqlite: open %s: prepare claim: %w", s.path, err)
-	}
-	if s.keyStmt, err = s.r.PrepareContext(ctx, fmt.Sprintf(keySQL, s.descCol)); err != nil {
-		return fmt.Errorf("sqlite: open %s: prepare key lookup: %w", s.path, err)
+		log.Warn("sqlite: WAL journal mode unavailable; readers will block the writer",
+			"path", path, "journal_mode", mode)
 	}
 	return nil
-}
-
-// checkLeafAlloc verifies that leaf_alloc (possibly created by Leaf or by
-// hand) has the columns idforge uses and returns the name of its
-// description column, quoted.
-func (s *Store) checkLeafAlloc(ctx context.Context) (string, error) {
-	rows, err := s.w.QueryContext(ctx, "SELECT name FROM pragma_table_info('leaf_alloc')")
-	if err != nil {
-		return "", fmt.Errorf("sqlite: inspect leaf_alloc in %s: %w", s.path, err)
-	}
-	defer rows.Close()
-	cols := map[string]bool{}
-	for rows.Next() {
-		var name string
-		if err := rows.Scan(&name); err != nil {
-			return "", fmt.Errorf("sqlite: inspect leaf_alloc in %s: %w", s.path, err)
-		}
-		cols[strings.ToLower(name)] = true
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("sqlite: inspect leaf_alloc in %s: %w", s.path, err)
-	}
-	var missing []string
-	for _, c := range []string{"biz_tag", "max_id", "step", "update_time"} {
-		if !cols[c] {
-			missing = append(missing, c)
-		}
-	}
-	desc := `"description"`
-	switch {
-	case cols["description"]:
-	case cols["desc"]:
-		desc = `"desc"`
-	default:
-		missing = append(missing, "description")
-	}
-	if len(missing) > 0 {
-		return "", fmt.Errorf("sqlite: table leaf_alloc in %s lacks column(s) %s; it is not Leaf's table",
-			s.path, strings.Join(missing, ", "))
-	}
-	return desc, nil
 }
 
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
-
-// Ping reports whether the database file can be read. It returns an error
-// wrapping idforge.ErrClosed after Close.
-func (s *Store) Ping(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	var one int
-	if err := s.r.QueryRowContext(ctx, "SELECT 1 FROM leaf_alloc UNION ALL SELECT 1 LIMIT 1").Scan(&one); err != nil {
-		return s.wrap(ctx, err, "ping")
-	}
-	return nil
-}
-
-// Close closes the database. It is idempotent: later calls return the
-// first call's result. Calls made after Close return an error wrapping
-// idforge.ErrClosed.
-func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		s.closeErr = s.closeDBs()
-		s.log.Debug("sqlite store closed", "path", s.path)
-	})
-	return s.closeErr
-}
-
-func (s *Store) closeDBs() error {
-	var errs []error
-	for _, st := range []*sql.Stmt{s.claimStmt, s.keyStmt} {
-		if st != nil {
-			errs = append(errs, st.Close())
-		}
-	}
-	if s.r != nil {
-		errs = append(errs, s.r.Close())
-	}
-	if s.w != nil {
-		errs = append(errs, s.w.Close())
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
-	}
-	return nil
-}
-
-func (s *Store) checkOpen() error {
-	if s.closed.Load() {
-		return fmt.Errorf("%w: sqlite store %s", idforge.ErrClosed, s.path)
-	}
-	return nil
-}
-
-// wrap adds what was being done to a driver error. An error caused by
-// Close or by the context ending wraps idforge.ErrClosed or the context's
-// error, whatever the driver made of it.
-func (s *Store) wrap(ctx context.Context, err error, what string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("%w: sqlite store %s: %s: %v", idforge.ErrClosed, s.path, what, err)
-	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("sqlite: %s: %w (%v)", what, cerr, err)
-	}
-	return fmt.Errorf("sqlite: %s: %w", what, err)
-}

@@ -16,16 +16,19 @@ import (
 const retryBackoff = 50 * time.Millisecond
 
 // Transient reports whether err is a failure that retrying may cure.
-// Context errors never are: the caller gave up. classify, the dialect's,
-// judges the errors its driver knows (see Dialect.ClassifyError); any
-// other error is transient when the connection failed (refused, reset,
-// closed, timed out at the network level).
+// Context errors never are: the caller gave up. classify, the dialect's
+// (nil for none), judges the errors its driver knows (see
+// Dialect.ClassifyError); any other error is transient when the
+// connection failed (refused, reset, closed, timed out at the network
+// level).
 func Transient(err error, classify func(error) (transient, known bool)) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
-	if transient, known := classify(err); known {
-		return transient
+	if classify != nil {
+		if transient, known := classify(err); known {
+			return transient
+		}
 	}
 	switch {
 	case errors.Is(err, driver.ErrBadConn),

@@ -1,17 +1,17 @@
-// Package sqlstore is the code store/mysql and store/postgres share: an
-// idforge.Store over database/sql that keeps segment keys in Leaf's
-// leaf_alloc table, the other keys in idforge_keys and serial definitions
-// (idforge.SerialStore) in idforge_serials.
+// Package sqlstore is the one idforge.Store over database/sql that
+// store/mysql, store/postgres and store/sqlite are made of: it keeps
+// segment keys in Leaf's leaf_alloc table, the other keys in idforge_keys
+// and serial definitions (idforge.SerialStore) in idforge_serials, and
+// owns every rule about those tables.
 //
-// A backend hands Open its driver's *sql.DB and a Dialect: its SQL text,
-// its driver's error codes, how it locks a key name and how it creates the
-// tables. The backend keeps its Config, its URL parsing and its
-// documentation; its exported methods call this Store's. The segment
-// rules that need no database/sql (Unclaimable, Claimed) serve
-// store/sqlite too.
+// A backend is a Dialect (its SQL text, its driver's error codes, how it
+// locks a key name and creates the tables) plus its Config and URL
+// parsing: it hands Open its driver's pools and its Dialect, and its Store
+// type embeds this Store, whose methods are its methods.
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -25,8 +25,26 @@ import (
 	"github.com/idforge/idforge"
 )
 
+// Defaults of the server backends' Config fields, which their Default
+// constants name.
+const (
+	DefaultMaxOpenConns    = 10
+	DefaultMaxIdleConns    = 5
+	DefaultConnMaxLifetime = 30 * time.Minute
+	DefaultTimeout         = 3 * time.Second
+	DefaultRetries         = 2
+)
+
+// ServerDefaults are the Default constants as Settings, for WithDefaults.
+var ServerDefaults = Settings{MaxOpenConns: DefaultMaxOpenConns, MaxIdleConns: DefaultMaxIdleConns,
+	ConnMaxLifetime: DefaultConnMaxLifetime, Timeout: DefaultTimeout, Retries: DefaultRetries}
+
 // Settings are the fields of a backend's Config besides its driver's
-// configuration; the backend's Config documents them.
+// configuration; the backend's Config documents them. Where 0 means "the
+// default" there, a negative value means "none" here: no idle
+// connections kept, connections kept forever, no retries, and (for
+// store/sqlite only; WithDefaults refuses it) no bound on a call but its
+// context.
 type Settings struct {
 	MaxOpenConns    int
 	MaxIdleConns    int
@@ -73,7 +91,7 @@ type Dialect struct {
 	// QuoteIdent quotes an identifier (leaf_alloc's description column).
 	QuoteIdent func(ident string) string
 	// Prepare has the Store prepare its busiest statements (the claims,
-	// the read of a row, the key lookup) once, on the pool.
+	// the read of a row, the key lookup) once, on their pool.
 	// go-sql-driver/mysql would otherwise prepare and close a statement on
 	// every call with arguments; pgx prepares and caches each statement
 	// on each connection by itself.
@@ -88,7 +106,8 @@ type Dialect struct {
 	// ClassifyError judges the errors the driver knows (its server's
 	// error codes, its own sentinels): whether retrying a claim may cure
 	// err, with known false for an error it does not recognise. See
-	// Transient.
+	// Transient. It may be nil for a dialect whose claims are never
+	// retried.
 	ClassifyError func(err error) (transient, known bool)
 	// IsDuplicateKey reports whether err is the server's unique-key
 	// violation.
@@ -105,6 +124,11 @@ type Dialect struct {
 	// where they do not exist, leaving existing tables and their rows
 	// alone (Migrate).
 	CreateTables func(ctx context.Context, db *sql.DB) error
+	// CreateTablesOnOpen has Open run CreateTables before it checks the
+	// tables: an embedded database has no administrator to run
+	// `idforge migrate`. A server's schema belongs to its administrators,
+	// so Open on a server only checks.
+	CreateTablesOnOpen bool
 }
 
 // Statements are a dialect's SQL. Each statement takes the arguments
@@ -126,7 +150,8 @@ type Statements struct {
 	// is not positive or max_id would pass the largest int64. See
 	// Dialect.ClaimReturns for what they return.
 	ClaimStored, ClaimStep string
-	// Read reads max_id and step (key).
+	// Read reads max_id and step (key), each NULL when the row holds
+	// something other than an integer.
 	Read string
 	// Return is ReturnSegment's compare-and-set, setting max_id to from
 	// where it is to (from, key, to). Its affected-row count must count a
@@ -137,9 +162,9 @@ type Statements struct {
 	// Strategy reads the strategy of an idforge_keys row (key).
 	Strategy string
 
-	// KeySegment (key) and KeysSegment read biz_tag, max_id, step, the
-	// description and update_time from leaf_alloc; %s is the description
-	// column, quoted. KeyOther (key) and KeysOther read biz_tag, strategy,
+	// KeySegment (key) and KeysSegment read biz_tag, max_id, step (as
+	// Read does), the description and update_time from leaf_alloc; %s is
+	// the description column, quoted. KeyOther (key) and KeysOther read biz_tag, strategy,
 	// description and update_time from idforge_keys.
 	KeySegment, KeysSegment, KeyOther, KeysOther string
 	// NameTaken tells, as one boolean, whether leaf_alloc has a name
@@ -159,13 +184,42 @@ type Statements struct {
 // Querier is what Dialect.WithNameLock hands out: a *sql.Conn or *sql.Tx.
 type Querier interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// Store is the idforge.Store of a SQL backend. It is safe for concurrent
-// use. Create it with Open and release it with Close.
+// Pools are the connection pools a Store runs on.
+type Pools struct {
+	// Write runs every statement that writes, and the others too when
+	// Read is nil. Open configures it with the Settings.
+	Write *sql.DB
+	// Read, when set, runs the statements that only read: a pool of
+	// read-only connections the backend has configured itself
+	// (store/sqlite's, beside its single writer connection).
+	Read *sql.DB
+}
+
+// InTx runs fn in a transaction on db and commits it if fn succeeds. It
+// returns the errors of the driver and of fn as they are.
+func InTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // no-op after Commit
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Store is the idforge.Store of a SQL backend, which embeds it. It is
+// safe for concurrent use, and any number of Stores, in any number of
+// processes, may share one database. Create it with Open and release it
+// with Close.
 type Store struct {
-	db      *sql.DB
+	db      *sql.DB // writes, and reads when there is no rdb of its own
+	rdb     *sql.DB // reads
 	d       *Dialect
 	name    string // user@host:port/database, for messages; no password
 	log     *slog.Logger
@@ -205,6 +259,14 @@ type statement struct {
 	prepared *sql.Stmt
 }
 
+// query runs the statement on q, the pool or a transaction.
+func (st statement) query(ctx context.Context, q Querier, args ...any) (*sql.Rows, error) {
+	if st.prepared == nil {
+		return q.QueryContext(ctx, st.text, args...)
+	}
+	return st.on(ctx, q).QueryContext(ctx, args...)
+}
+
 // queryRow runs the statement on q, the pool or a transaction.
 func (st statement) queryRow(ctx context.Context, q Querier, args ...any) *sql.Row {
 	if st.prepared == nil {
@@ -230,16 +292,19 @@ func (st statement) on(ctx context.Context, q Querier) *sql.Stmt {
 	return st.prepared
 }
 
-// Open returns a Store using db, which it configures with set (whose
-// defaults must have been applied: Settings.WithDefaults), once the server
-// answers and leaf_alloc, idforge_keys and idforge_serials, where they
-// exist, are the tables idforge expects. Without leaf_alloc it fails with
-// an error saying to run `idforge migrate`, unless set.ForMigrate;
-// without either of the others it opens. name, which must not hold a
-// password, names the database in messages. When Open fails it closes db.
-func Open(ctx context.Context, db *sql.DB, name string, set Settings, d *Dialect) (*Store, error) {
+// Open returns a Store using pools, whose Write pool it configures with
+// set (whose defaults must have been applied: Settings.WithDefaults), once
+// the database answers and leaf_alloc, idforge_keys and idforge_serials,
+// where they exist, are the tables idforge expects (created first when
+// the dialect says so: Dialect.CreateTablesOnOpen). Without leaf_alloc it
+// fails with an error saying to run `idforge migrate`, unless
+// set.ForMigrate; without either of the others it opens. name, which must
+// not hold a password, names the database in messages. When Open fails it
+// closes the pools.
+func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialect) (*Store, error) {
 	s := &Store{
-		db:      db,
+		db:      pools.Write,
+		rdb:     cmp.Or(pools.Read, pools.Write),
 		d:       d,
 		name:    name,
 		log:     set.Logger,
@@ -264,6 +329,11 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 	defer cancel()
 	if err := s.db.PingContext(ctx); err != nil {
 		return s.wrap(ctx, err, "connect to "+s.name)
+	}
+	if s.d.CreateTablesOnOpen {
+		if err := s.d.CreateTables(ctx, s.db); err != nil {
+			return s.wrap(ctx, err, "create tables in "+s.name)
+		}
 	}
 	_, err := s.load(ctx)
 	var noTable *noLeafAllocError
@@ -329,20 +399,22 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 		keysSQL:          fmt.Sprintf(q.KeysSegment, desc),
 		insertSegmentSQL: fmt.Sprintf(q.InsertSegment, desc),
 	}
-	prepare := func(text string) statement {
+	// The claims and Read, which runs in a claim's transaction, go to
+	// the writer; the key lookup to the readers.
+	prepare := func(db *sql.DB, text string) statement {
 		st := statement{text: text}
 		if err != nil || !s.d.Prepare {
 			return st
 		}
-		if st.prepared, err = s.db.PrepareContext(ctx, text); err != nil {
+		if st.prepared, err = db.PrepareContext(ctx, text); err != nil {
 			err = s.wrap(ctx, err, "prepare statements")
 		}
 		return st
 	}
-	sch.claimStored = prepare(q.ClaimStored)
-	sch.claimStep = prepare(q.ClaimStep)
-	sch.read = prepare(q.Read)
-	sch.key = prepare(fmt.Sprintf(q.KeySegment, desc))
+	sch.claimStored = prepare(s.db, q.ClaimStored)
+	sch.claimStep = prepare(s.db, q.ClaimStep)
+	sch.read = prepare(s.db, q.Read)
+	sch.key = prepare(s.rdb, fmt.Sprintf(q.KeySegment, desc))
 	if err != nil {
 		sch.close()
 		return nil, err
@@ -402,7 +474,7 @@ func (s *Store) keysTable(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	var ok bool
-	if err := s.db.QueryRowContext(ctx, s.d.SQL.KeysTable).Scan(&ok); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.KeysTable).Scan(&ok); err != nil {
 		return false, s.wrap(ctx, err, "look for table idforge_keys")
 	}
 	if ok {
@@ -411,7 +483,8 @@ func (s *Store) keysTable(ctx context.Context) (bool, error) {
 	return ok, nil
 }
 
-// Ping reports whether the server answers and leaf_alloc can be read.
+// Ping reports whether the database answers and leaf_alloc can be read.
+// It returns an error wrapping idforge.ErrClosed after Close.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -422,14 +495,15 @@ func (s *Store) Ping(ctx context.Context) error {
 		return err
 	}
 	var rows bool
-	if err := s.db.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows); err != nil {
 		return s.wrap(ctx, err, "ping")
 	}
 	return nil
 }
 
 // Close closes the statements and connections. It is idempotent: later
-// calls return the first call's result.
+// calls return the first call's result. Calls made after Close return an
+// error wrapping idforge.ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
@@ -443,6 +517,9 @@ func (s *Store) closeDB() error {
 	var errs []error
 	if sch := s.sch.Load(); sch != nil {
 		errs = append(errs, sch.close())
+	}
+	if s.rdb != s.db {
+		errs = append(errs, s.rdb.Close())
 	}
 	errs = append(errs, s.db.Close())
 	if err := errors.Join(errs...); err != nil {
@@ -468,8 +545,12 @@ func (s *Store) checkOpen() error {
 	return nil
 }
 
-// opContext applies the store's timeout to ctx unless ctx ends earlier.
+// opContext applies the store's timeout, if it has one, to ctx unless ctx
+// ends earlier.
 func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout < 0 {
+		return ctx, func() {}
+	}
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.timeout {
 		return ctx, func() {}
 	}

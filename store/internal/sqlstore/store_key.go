@@ -11,10 +11,18 @@ import (
 	"github.com/idforge/idforge"
 )
 
-// CreateKey adds a segment key as a leaf_alloc row and any other key as an
-// idforge_keys row, under Dialect.WithNameLock, once the name is free in
-// both tables. Each table's primary key backs the lock up against rows
-// inserted by other means.
+// CreateKey implements idforge.KeyStore. A segment key becomes a
+// leaf_alloc row (max_id = k.MaxID, the first ID issued; step = k.Step);
+// any other key becomes an idforge_keys row. The name must be free in both
+// tables: the dialect's lock per name (Dialect.WithNameLock) serialises
+// creators in every process, and each table's primary key backs it up
+// against rows inserted by other means (Leaf's console, an operator).
+//
+// Errors: those of idforge.Key.Validate; ErrKeyExists when the name is
+// taken, whatever the strategy (with a case-insensitive collation on an
+// existing Leaf table, a name differing only in case is taken too); an
+// error saying to run `idforge migrate` for a key of another strategy
+// when the database has no idforge_keys table; ErrClosed after Close.
 func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -72,9 +80,12 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	return s.wrap(ctx, err, what)
 }
 
-// Key returns the key of that name, from leaf_alloc if it is there (the
-// row ClaimSegment uses), else from idforge_keys, or an error wrapping
-// idforge.ErrUnknownKey.
+// Key implements idforge.KeyStore. It returns an error wrapping
+// idforge.ErrUnknownKey when neither table has the name, and ErrClosed
+// after Close. The key's Name is as stored, which differs from name only
+// under a case-insensitive collation (an existing Leaf table). Should a
+// name be in both tables (only possible by editing them by hand), the
+// segment key wins, because that is the row ClaimSegment uses.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 	if err := s.checkOpen(); err != nil {
 		return idforge.Key{}, err
@@ -87,7 +98,7 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 		return idforge.Key{}, err
 	}
 	var r segmentRow
-	err = sch.key.queryRow(ctx, s.db, name).Scan(&r.name, &r.maxID, &r.step, &r.desc, &r.updated)
+	err = sch.key.queryRow(ctx, s.rdb, name).Scan(&r.name, &r.maxID, &r.step, &r.desc, &r.updated)
 	if err == nil {
 		return r.key()
 	}
@@ -102,7 +113,7 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}
 	var o otherRow
-	err = s.db.QueryRowContext(ctx, s.d.SQL.KeyOther, name).Scan(&o.name, &o.strategy, &o.desc, &o.updated)
+	err = s.rdb.QueryRowContext(ctx, s.d.SQL.KeyOther, name).Scan(&o.name, &o.strategy, &o.desc, &o.updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}
@@ -112,9 +123,10 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 	return o.key(), nil
 }
 
-// Keys returns every key of both tables, sorted by name in byte order
-// (whatever the tables' collations). A name in both tables is listed once,
-// as its leaf_alloc row.
+// Keys implements idforge.KeyStore: every key of both tables, sorted by
+// name in byte order (whatever the tables' collations). A name in both
+// tables is listed once, as its leaf_alloc row. It returns an error
+// wrapping ErrClosed after Close.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -127,7 +139,7 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	}
 	out := []idforge.Key{}
 	segs := map[string]bool{}
-	rows, err := s.db.QueryContext(ctx, sch.keysSQL)
+	rows, err := s.rdb.QueryContext(ctx, sch.keysSQL)
 	if err != nil {
 		return nil, s.wrap(ctx, err, "list keys")
 	}
@@ -153,7 +165,7 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 		return nil, err
 	}
 	if hasKeys {
-		rows, err := s.db.QueryContext(ctx, s.d.SQL.KeysOther)
+		rows, err := s.rdb.QueryContext(ctx, s.d.SQL.KeysOther)
 		if err != nil {
 			return nil, s.wrap(ctx, err, "list keys")
 		}
@@ -184,12 +196,12 @@ type segmentRow struct {
 	name        string
 	maxID, step sql.NullInt64
 	desc        sql.NullString
-	updated     sql.NullTime
+	updated     rowTime
 }
 
 func (r *segmentRow) key() (idforge.Key, error) {
 	if !r.maxID.Valid || !r.step.Valid {
-		return idforge.Key{}, fmt.Errorf("%w: key %q: leaf_alloc row holds a NULL max_id or step", idforge.ErrInvalidArgument, r.name)
+		return idforge.Key{}, errNotIntegers(r.name)
 	}
 	return idforge.Key{
 		Name:        r.name,
@@ -197,7 +209,7 @@ func (r *segmentRow) key() (idforge.Key, error) {
 		Step:        r.step.Int64,
 		MaxID:       r.maxID.Int64,
 		Description: r.desc.String,
-		Updated:     r.updated.Time.UTC(),
+		Updated:     r.updated.Time,
 	}, nil
 }
 
@@ -205,7 +217,7 @@ func (r *segmentRow) key() (idforge.Key, error) {
 type otherRow struct {
 	name, strategy string
 	desc           sql.NullString
-	updated        sql.NullTime
+	updated        rowTime
 }
 
 func (o *otherRow) key() idforge.Key {
@@ -213,6 +225,6 @@ func (o *otherRow) key() idforge.Key {
 		Name:        o.name,
 		Strategy:    idforge.Strategy(o.strategy),
 		Description: o.desc.String,
-		Updated:     o.updated.Time.UTC(),
+		Updated:     o.updated.Time,
 	}
 }

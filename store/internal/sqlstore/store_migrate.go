@@ -5,9 +5,19 @@ import (
 	"fmt"
 )
 
-// Migrate creates the tables that do not exist (Dialect.CreateTables) and
-// then checks them as Open does. It is bounded by ctx only, not by
-// Settings.Timeout: DDL may legitimately wait for locks.
+// Migrate implements idforge.Migrator: it creates leaf_alloc,
+// idforge_keys and idforge_serials where they do not exist
+// (Dialect.CreateTables), and then checks them as Open does. An existing
+// table, Leaf's leaf_alloc included, is left as it is with its rows, its
+// collation and its column named desc rather than description if it has
+// one; a database migrated by an older idforge gains idforge_serials. It
+// is idempotent and safe to run while nodes serve, from several processes
+// at once. It is bounded by ctx only, not by the Config's Timeout: DDL may
+// legitimately wait for locks.
+//
+// It returns an error wrapping idforge.ErrClosed after Close, and an
+// error naming the columns when an existing table is not the one idforge
+// expects.
 func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.checkOpen(); err != nil {
 		return err

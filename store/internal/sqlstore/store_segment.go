@@ -9,13 +9,27 @@ import (
 	"github.com/idforge/idforge"
 )
 
-// ClaimSegment adds step (the row's step when step is 0) to key's max_id
-// and returns [new max_id − step, new max_id). A transient failure (see
-// Transient) is retried with backoff, up to Settings.Retries times,
-// within the call's deadline. That includes a COMMIT whose outcome is
-// unknown because the connection broke: if it did commit, the retry
-// claims the next range and the first is never issued, which leaves a gap
-// but can never issue a value twice.
+// ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
+// adds step (the row's step when step is 0) to key's max_id and returns
+// [new max_id − step, new max_id), so a row (max_id 1, step 2000) yields
+// [1, 2001) first. The row's lock (the file's write lock in SQLite) makes
+// concurrent claims from any number of processes queue, so no two claims
+// ever overlap; the dialect's statements (Dialect.ClaimReturns) say how.
+// The claim is committed when ClaimSegment returns.
+//
+// A transient failure (see Transient) is retried with backoff, up to
+// Settings.Retries times, within the call's deadline. That includes a
+// COMMIT whose outcome is unknown because the connection broke: if it did
+// commit, the retry claims the next range and the first is never issued,
+// which leaves a gap but can never issue a value twice.
+//
+// Errors, each naming the key: ErrUnknownKey when leaf_alloc has no such
+// row (also for a key of another strategy); ErrSpaceExhausted when the new
+// max_id would pass the largest int64 (the row is left unchanged);
+// ErrInvalidArgument for a negative step, a row whose max_id or step is
+// not an integer, or, when step is 0, a stored step that is not positive;
+// ErrClosed after Close; the context's error when it ends; otherwise the
+// driver's error after the last attempt.
 func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
 	if err := s.checkOpen(); err != nil {
 		return idforge.Segment{}, err
@@ -87,16 +101,42 @@ func (sch *schema) claimArgs(key string, step int64) (statement, []any) {
 // claimReturning claims with one UPDATE … RETURNING, atomic on its own.
 func (s *Store) claimReturning(ctx context.Context, sch *schema, key string, step int64) (idforge.Segment, error) {
 	st, args := sch.claimArgs(key, step)
-	// Scan reads the statement to its end, so a failed commit fails it.
-	var newMax, rowStep int64
-	err := st.queryRow(ctx, s.db, args...).Scan(&newMax, &rowStep)
-	if errors.Is(err, sql.ErrNoRows) {
-		return idforge.Segment{}, s.whyNotClaimed(ctx, sch, key, step)
-	}
+	rows, err := st.query(ctx, s.db, args...)
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	return Claimed(newMax, rowStep, step), nil
+	defer rows.Close()
+	// Read to the end rather than stopping at the first row: an
+	// autocommit statement commits when it completes, and a failed commit
+	// must fail the claim, not be lost when the rows are closed.
+	var newMax, rowStep int64
+	n := 0
+	for ; rows.Next(); n++ {
+		if err := rows.Scan(&newMax, &rowStep); err != nil {
+			return idforge.Segment{}, err
+		}
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return idforge.Segment{}, err
+	}
+	if err := s.claimedRows(ctx, sch, key, step, int64(n)); err != nil {
+		return idforge.Segment{}, err
+	}
+	return claimed(newMax, rowStep, step), nil
+}
+
+// claimedRows checks the number of rows a claim's UPDATE changed: one, or
+// none and the reason why (whyNotClaimed).
+func (s *Store) claimedRows(ctx context.Context, sch *schema, key string, step, n int64) error {
+	switch n {
+	case 0:
+		return s.whyNotClaimed(ctx, sch, key, step)
+	case 1:
+		return nil
+	}
+	// Only possible if biz_tag lost its primary key.
+	return fmt.Errorf("%w: key %q: claim matched %d leaf_alloc rows; biz_tag must be the primary key",
+		idforge.ErrInvalidArgument, key, n)
 }
 
 // claimThenRead claims as Leaf does: in one transaction, the UPDATE, then
@@ -118,15 +158,11 @@ func (s *Store) claimThenRead(ctx context.Context, sch *schema, key string, step
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	switch n {
-	case 0:
+	if n == 0 {
 		tx.Rollback()
-		return idforge.Segment{}, s.whyNotClaimed(ctx, sch, key, step)
-	case 1:
-	default:
-		// Only possible if biz_tag lost its primary key.
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: claim matched %d leaf_alloc rows; biz_tag must be the primary key",
-			idforge.ErrInvalidArgument, key, n)
+	}
+	if err := s.claimedRows(ctx, sch, key, step, n); err != nil {
+		return idforge.Segment{}, err
 	}
 	var newMax, rowStep int64
 	if err := sch.read.queryRow(ctx, tx, key).Scan(&newMax, &rowStep); err != nil {
@@ -135,12 +171,12 @@ func (s *Store) claimThenRead(ctx context.Context, sch *schema, key string, step
 	if err := tx.Commit(); err != nil {
 		return idforge.Segment{}, err
 	}
-	return Claimed(newMax, rowStep, step), nil
+	return claimed(newMax, rowStep, step), nil
 }
 
-// Claimed returns the segment a claim covers that took a row to newMax:
+// claimed returns the segment a claim covers that took a row to newMax:
 // step IDs, or the row's step, rowStep, when step is 0.
-func Claimed(newMax, rowStep, step int64) idforge.Segment {
+func claimed(newMax, rowStep, step int64) idforge.Segment {
 	used := step
 	if used == 0 {
 		used = rowStep
@@ -161,20 +197,27 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 		return err
 	}
 	if !maxID.Valid || !rowStep.Valid {
-		return fmt.Errorf("%w: key %q: leaf_alloc row holds a NULL max_id or step", idforge.ErrInvalidArgument, key)
+		return errNotIntegers(key)
 	}
-	if err := Unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
+	if err := unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
 		return err
 	}
 	return errRowChanged
 }
 
-// Unclaimable explains why a claim of step (0: the row's step) cannot
+// errNotIntegers is the error for a leaf_alloc row whose max_id or step
+// (as Statements.Read reads them) is NULL, or in SQLite not an integer: a
+// hand edit got it wrong.
+func errNotIntegers(key string) error {
+	return fmt.Errorf("%w: key %q: leaf_alloc row holds a max_id or step that is NULL or not an integer", idforge.ErrInvalidArgument, key)
+}
+
+// unclaimable explains why a claim of step (0: the row's step) cannot
 // take key's leaf_alloc row, which holds maxID and rowStep: an error
 // wrapping idforge.ErrInvalidArgument for a stored step that is not
 // positive, or idforge.ErrSpaceExhausted when max_id would pass the
 // largest int64. It returns nil when the claim can be made.
-func Unclaimable(key string, maxID, rowStep, step int64) error {
+func unclaimable(key string, maxID, rowStep, step int64) error {
 	used := step
 	if used == 0 {
 		if used = rowStep; used <= 0 {
@@ -195,16 +238,21 @@ const maxInt64 = 1<<63 - 1
 func (s *Store) notSegmentKey(ctx context.Context, key string) error {
 	if has, err := s.keysTable(ctx); err == nil && has {
 		var strategy string
-		if err := s.db.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy); err == nil {
+		if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy); err == nil {
 			return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, strategy)
 		}
 	}
 	return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
 }
 
-// ReturnSegment sets key's max_id back to from if, and only if, it is
-// still to, in one UPDATE, and reports whether it did. It is not retried:
-// a lost hand-back only leaves a gap.
+// ReturnSegment implements idforge.SegmentReturner: it sets key's max_id
+// back to from if, and only if, it is still to, in one UPDATE, and
+// reports whether it did. from == to succeeds without a change when
+// max_id is to.
+//
+// Errors: ErrInvalidArgument when from > to or from < 1; ErrUnknownKey
+// when leaf_alloc has no such row; ErrClosed after Close; the driver's
+// error otherwise (not retried: a lost hand-back only leaves a gap).
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
 	if err := s.checkOpen(); err != nil {
 		return false, err
@@ -230,7 +278,7 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 		return true, nil
 	}
 	var rows int
-	if err := s.db.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows); err != nil {
 		return false, s.wrap(ctx, err, what)
 	}
 	if rows == 0 {

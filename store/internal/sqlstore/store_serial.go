@@ -11,11 +11,15 @@ import (
 	"github.com/idforge/idforge"
 )
 
-// CreateSerial adds an idforge_serials row. The table's primary key
-// decides between creators of one name, in every process: the loser's
-// duplicate-key error becomes idforge.ErrKeyExists. Without the table it
-// fails with an error wrapping idforge.ErrInvalidArgument that says to
-// run `idforge migrate`.
+// CreateSerial implements idforge.SerialStore: it adds an idforge_serials
+// row. Serial names are a namespace of their own, compared byte for byte
+// in the table Migrate creates: a key of the same name does not take one.
+//
+// Errors: those of idforge.Serial.Validate; ErrKeyExists when a serial of
+// that name exists (the table's primary key decides, also between
+// creators in several processes); an error wrapping ErrInvalidArgument
+// that says to run `idforge migrate` when the database has no
+// idforge_serials table; ErrClosed after Close.
 func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := s.checkOpen(); err != nil {
 		return err
@@ -39,8 +43,10 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	return s.serialErr(ctx, err, what)
 }
 
-// Serial returns the serial definition of that name, or an error wrapping
-// idforge.ErrUnknownKey.
+// Serial implements idforge.SerialStore. It returns an error wrapping
+// idforge.ErrUnknownKey when there is no serial of that name, one wrapping
+// ErrInvalidArgument that says to run `idforge migrate` when the database
+// has no idforge_serials table, and ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
 	if err := s.checkOpen(); err != nil {
 		return idforge.Serial{}, err
@@ -52,7 +58,7 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 		return idforge.Serial{}, err
 	}
 	var r serialRow
-	err := s.db.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(&r.name, &r.template, &r.timeZone, &r.desc, &r.updated)
+	err := s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(&r.name, &r.template, &r.timeZone, &r.desc, &r.updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
 	}
@@ -62,8 +68,9 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 	return r.serial(), nil
 }
 
-// Serials returns every serial definition, sorted by name in byte order
-// (whatever the table's collation).
+// Serials implements idforge.SerialStore: every serial definition, sorted
+// by name in byte order (whatever the table's collation). Its errors are
+// Serial's, but for ErrUnknownKey.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	if err := s.checkOpen(); err != nil {
 		return nil, err
@@ -74,7 +81,7 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	if err := s.serialsTable(ctx, what); err != nil {
 		return nil, err
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.SQL.Serials)
+	rows, err := s.rdb.QueryContext(ctx, s.d.SQL.Serials)
 	if err != nil {
 		return nil, s.serialErr(ctx, err, what)
 	}
@@ -102,7 +109,7 @@ func (s *Store) serialsTable(ctx context.Context, what string) error {
 		return nil
 	}
 	var ok bool
-	if err := s.db.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); err != nil {
 		return s.wrap(ctx, err, "look for table idforge_serials")
 	}
 	if !ok {
@@ -126,7 +133,7 @@ func (s *Store) noSerials(what string) error {
 func (s *Store) serialErr(ctx context.Context, err error, what string) error {
 	if ctx.Err() == nil && !s.closed.Load() {
 		var ok bool
-		if qerr := s.db.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); qerr == nil && !ok {
+		if qerr := s.rdb.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); qerr == nil && !ok {
 			s.hasSerials.Store(false)
 			return s.noSerials(what)
 		}
@@ -138,7 +145,7 @@ func (s *Store) serialErr(ctx context.Context, err error, what string) error {
 type serialRow struct {
 	name, template string
 	timeZone, desc sql.NullString
-	updated        sql.NullTime
+	updated        rowTime
 }
 
 func (r *serialRow) serial() idforge.Serial {
@@ -147,7 +154,7 @@ func (r *serialRow) serial() idforge.Serial {
 		Template:    r.template,
 		TimeZone:    r.timeZone.String,
 		Description: r.desc.String,
-		Updated:     r.updated.Time.UTC(),
+		Updated:     r.updated.Time,
 	}
 }
 

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -26,6 +28,37 @@ func ParseURL(name, rawURL string) (*url.URL, error) {
 		return nil, fmt.Errorf("%w: %s URL: %v", idforge.ErrInvalidArgument, name, err)
 	}
 	return u, nil
+}
+
+// ServerURL checks what every server backend asks of its store URL (one
+// of schemes, the hierarchical form, no fragment) and takes idforge's own
+// parameters from its query (TakeSettings). It returns the settings and
+// the rest of the query, the driver's. form is the URL form a user should
+// write, for the error about an opaque URL. Its errors are BadURL's,
+// named after schemes[0].
+func ServerURL(u *url.URL, form string, schemes ...string) (Settings, url.Values, error) {
+	name := schemes[0]
+	switch {
+	case !slices.Contains(schemes, u.Scheme):
+		return Settings{}, nil, BadURL(name, u, "scheme is not %s", strings.Join(schemes, " or "))
+	case u.Opaque != "":
+		return Settings{}, nil, BadURL(name, u, "write %s", form)
+	case u.Fragment != "":
+		return Settings{}, nil, BadURL(name, u, "has a fragment")
+	}
+	query := u.Query()
+	set, err := TakeSettings(query)
+	if err != nil {
+		return Settings{}, nil, BadURL(name, u, "%v", err)
+	}
+	return set, query, nil
+}
+
+// BadURL returns the error for a store URL the backend name cannot use:
+// it wraps idforge.ErrInvalidArgument and shows the URL with its
+// passwords replaced by "xxxxx".
+func BadURL(name string, u *url.URL, format string, args ...any) error {
+	return fmt.Errorf("%w: %s URL %q: %s", idforge.ErrInvalidArgument, name, dsn.Redacted(u), fmt.Sprintf(format, args...))
 }
 
 // TakeSettings removes idforge's own parameters from a store URL's query
