@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/sqltest"
 	"github.com/idforge/idforge/store/sqlite"
 )
 
@@ -103,7 +104,7 @@ func TestProcessesShareFile(t *testing.T) {
 	// The parent claims too, while the children run.
 	var all []idforge.Segment
 	for range childClaims {
-		all = append(all, mustClaim(t, st, "multi", 0))
+		all = append(all, sqltest.MustClaim(t, st, "multi", 0))
 	}
 	for range procs {
 		r := <-results

@@ -1,8 +1,9 @@
-// Package sqltest holds the tests store/mysql and store/postgres share,
-// beyond storetest's conformance suite: Leaf's own table used in place,
-// migration, several stores on one database, outages and timeouts through
-// a proxy, error hygiene. Each backend's tests call Run with a Backend
-// made of their own fixtures:
+// Package sqltest holds the tests the SQL backends (store/mysql,
+// store/postgres, store/sqlite) share, beyond storetest's conformance
+// suite: Leaf's own table used in place, migration, several stores on one
+// database, rows a hand edit got wrong, and, for the servers, outages and
+// timeouts through a proxy and error hygiene. Each backend's tests call
+// Run with a Backend made of their own fixtures:
 //
 //	func TestSQLStore(t *testing.T) { sqltest.Run(t, backend) }
 package sqltest
@@ -32,7 +33,8 @@ type Store interface {
 // Backend is one SQL backend's fixtures.
 type Backend struct {
 	// NewDatabase creates an empty database, dropped when tb ends, and
-	// returns its store URL (testsvc.MySQL).
+	// returns its store URL (testsvc.MySQL). An embedded database's file
+	// need not exist yet.
 	NewDatabase func(tb testing.TB) string
 	// RawDB opens the database of a store URL with the driver directly,
 	// for SQL a test runs by hand (testsvc.MySQLDB).
@@ -63,6 +65,19 @@ type Backend struct {
 	// BeforeLeafTable, if set, prepares a new database before LeafDDL
 	// runs in it.
 	BeforeLeafTable func(t *testing.T, storeURL string)
+
+	// Embedded says that the database is a file the store owns, not a
+	// server: Open creates the missing tables (so no database lacks
+	// them for long), and there is no connection to cut or slow down
+	// and no password to hide. The cases about those are skipped.
+	Embedded bool
+}
+
+// skipEmbedded skips a case that needs a database server.
+func (b Backend) skipEmbedded(t *testing.T, why string) {
+	if b.Embedded {
+		t.Skip("an embedded database has " + why)
+	}
 }
 
 // MustOpen opens a store on storeURL and closes it when tb ends.
