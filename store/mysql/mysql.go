@@ -80,13 +80,6 @@ type Store struct {
 // unexported name, it lends Store its methods and nothing else.
 type shared = sqlstore.Store
 
-var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
-)
-
 // Open connects to the database cfg names, checks that it holds idforge's
 // tables and returns a Store using it. It never creates tables (DBAs own
 // the schema of a production server; see Migrate), so on a database

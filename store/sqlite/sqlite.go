@@ -48,13 +48,6 @@ type Store struct {
 // unexported name, it lends Store its methods and nothing else.
 type shared = sqlstore.Store
 
-var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
-)
-
 // Option configures Open.
 type Option func(*options)
 

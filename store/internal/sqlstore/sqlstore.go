@@ -164,8 +164,8 @@ type Statements struct {
 
 	// KeySegment (key) and KeysSegment read biz_tag, max_id, step (as
 	// Read does), the description and update_time from leaf_alloc; %s is
-	// the description column, quoted. KeyOther (key) and KeysOther read biz_tag, strategy,
-	// description and update_time from idforge_keys.
+	// the description column, quoted. KeyOther (key) and KeysOther read
+	// biz_tag, strategy, description and update_time from idforge_keys.
 	KeySegment, KeysSegment, KeyOther, KeysOther string
 	// NameTaken tells, as one boolean, whether leaf_alloc has a name
 	// (name); NameTakenKeys whether either table has it (name, name).
@@ -221,7 +221,7 @@ type Store struct {
 	db      *sql.DB // writes, and reads when there is no rdb of its own
 	rdb     *sql.DB // reads
 	d       *Dialect
-	name    string // user@host:port/database, for messages; no password
+	name    string // user@host:port/database or a file's path, for messages; no password
 	log     *slog.Logger
 	timeout time.Duration
 	retries int
@@ -243,6 +243,14 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 }
+
+// Every backend's Store, embedding this one, is each of these.
+var (
+	_ idforge.Store           = (*Store)(nil)
+	_ idforge.SegmentReturner = (*Store)(nil)
+	_ idforge.Migrator        = (*Store)(nil)
+	_ idforge.SerialStore     = (*Store)(nil)
+)
 
 // schema is what Open learnt about leaf_alloc: the statements naming its
 // description column, and those prepared for it. It never changes once
