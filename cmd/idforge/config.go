@@ -200,11 +200,23 @@ func defaultConfig() Config {
 	}
 }
 
-// errUsage marks errors in how idforge was invoked: exit status 2.
+// errUsage marks errors in how idforge was invoked or configured: exit
+// status 2. It is matched with errors.Is and never shows in a message.
 var errUsage = errors.New("usage")
 
+// usageError is an error in how idforge was invoked or configured. Its
+// message is the error's own: the mark changes the exit status, not the
+// words.
+type usageError struct{ err error }
+
+func (e usageError) Error() string        { return e.err.Error() }
+func (e usageError) Unwrap() error        { return e.err }
+func (e usageError) Is(target error) bool { return target == errUsage }
+
+// usageErr returns a usage error with the message format and args make;
+// %w wraps as in fmt.Errorf.
 func usageErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+	return usageError{fmt.Errorf(format, args...)}
 }
 
 // parseConfigFile decodes a TOML config. Unknown settings are an error, so
@@ -334,10 +346,10 @@ func (c *Config) validate() error {
 		return usageErr("the data directory must not be empty")
 	}
 	if _, err := snowflake.ParseLayout(c.Snowflake.Layout); err != nil {
-		return usageErr("%v", err)
+		return usageError{err}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
-		return usageErr("%v", err)
+		return usageError{err}
 	}
 	if c.RefreshKeys <= 0 {
 		return usageErr("refresh_keys %v must be positive", time.Duration(c.RefreshKeys))
@@ -351,7 +363,7 @@ func (c *Config) validate() error {
 	names := map[string]string{}
 	named := func(kind string, i int, name string) error {
 		if err := idforge.ValidateKeyName(name); err != nil {
-			return usageErr("%s[%d]: %v", kind, i, err)
+			return usageIn(err, "%s[%d]", kind, i)
 		}
 		if other, dup := names[name]; dup {
 			return usageErr("%s[%d]: name %q already names one of %s", kind, i, name, other)
@@ -381,7 +393,7 @@ func (c *Config) validate() error {
 	serials := map[string]bool{}
 	for i, sc := range c.Serials {
 		if err := sc.serial().Validate(); err != nil {
-			return usageErr("serials[%d]: %v", i, err)
+			return usageIn(err, "serials[%d]", i)
 		}
 		if serials[sc.Name] {
 			return usageErr("serials[%d]: serial %q declared twice", i, sc.Name)
@@ -405,7 +417,7 @@ func (c *Config) validate() error {
 	seen := map[string]bool{}
 	for i, k := range c.Keys {
 		if _, err := k.key(); err != nil {
-			return usageErr("keys[%d]: %v", i, err)
+			return usageIn(err, "keys[%d]", i)
 		}
 		if seen[k.Name] {
 			return usageErr("keys[%d]: key %q declared twice", i, k.Name)
@@ -416,7 +428,7 @@ func (c *Config) validate() error {
 			}
 			f, err := obfuscate.ParseFormat(k.Format)
 			if err != nil {
-				return usageErr("keys[%d] (%s): %v", i, k.Name, err)
+				return usageIn(err, "keys[%d] (%s)", i, k.Name)
 			}
 			if (f.Bits() > 0) != (k.FormatKey != "") {
 				return usageErr("keys[%d] (%s): format_key goes with a feistel format, and only with one", i, k.Name)

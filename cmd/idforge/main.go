@@ -101,12 +101,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(stderr, "idforge:", strings.TrimPrefix(err.Error(), errUsage.Error()+": "))
+		fmt.Fprintln(stderr, errorLine(err))
 		return 2
 	default:
-		fmt.Fprintln(stderr, "idforge:", strings.TrimPrefix(err.Error(), "idforge: "))
+		fmt.Fprintln(stderr, errorLine(err))
 		return 1
 	}
+}
+
+// prefix begins every message idforge prints about a failure, once.
+// idforge's own errors (its sentinels, and everything wrapping them)
+// already begin with it.
+const prefix = "idforge: "
+
+// errorLine is the line the command prints for err: the error as it is,
+// given the prefix when it has none of its own.
+func errorLine(err error) string {
+	msg := err.Error()
+	if strings.HasPrefix(msg, prefix) {
+		return msg
+	}
+	return prefix + msg
+}
+
+// inContext adds where err happened to it. An error that begins with the
+// prefix is one of idforge's own, whose message starts with what went
+// wrong: the context goes after it, so that the message names idforge
+// once and the reason first. Any other error gets the context in front.
+func inContext(err error, format string, args ...any) error {
+	where := fmt.Sprintf(format, args...)
+	if strings.HasPrefix(err.Error(), prefix) {
+		return fmt.Errorf("%w (%s)", err, where)
+	}
+	return fmt.Errorf("%s: %w", where, err)
 }
 
 func versionString() string {
@@ -135,7 +162,7 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 			if errors.Is(err, flag.ErrHelp) {
 				return nil, err
 			}
-			return nil, usageErr("%v", err)
+			return nil, usageError{err}
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -160,11 +187,19 @@ func parseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// exitErr maps errors that mean bad input to usage errors (status 2).
+// usageIn is inContext for an error in how idforge was invoked or
+// configured (exit status 2).
+func usageIn(err error, format string, args ...any) error {
+	return usageError{inContext(err, format, args...)}
+}
+
+// exitErr maps errors that mean bad input or configuration to usage
+// errors (status 2): a worker or datacenter ID the layout cannot hold is
+// configuration too.
 func exitErr(err error) error {
-	for _, e := range []error{idforge.ErrInvalidKey, idforge.ErrInvalidCount, idforge.ErrInvalidArgument, idforge.ErrInvalidLayout} {
+	for _, e := range []error{idforge.ErrInvalidKey, idforge.ErrInvalidCount, idforge.ErrInvalidArgument, idforge.ErrInvalidLayout, idforge.ErrInvalidWorker} {
 		if errors.Is(err, e) {
-			return fmt.Errorf("%w: %w", errUsage, err)
+			return usageError{err}
 		}
 	}
 	return err

@@ -29,7 +29,7 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	url := cfg.storeURL(cfg.Data)
 	st, err := store.Open(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
 	if err != nil {
-		return fmt.Errorf("store %s: %w", redactURL(url), err)
+		return inContext(err, "store %s", redactURL(url))
 	}
 	defer st.Close()
 	m, ok := st.(idforge.Migrator)
@@ -38,7 +38,7 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return nil
 	}
 	if err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redactURL(url), err)
+		return inContext(err, "migrate %s", redactURL(url))
 	}
 	fmt.Fprintf(stdout, "schema of %s is up to date\n", redactURL(url))
 	return st.Close()

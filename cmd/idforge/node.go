@@ -123,7 +123,7 @@ func (n *node) openSequences(ctx context.Context, cfg Config) (map[string]idforg
 	for _, sc := range cfg.Sources {
 		src, err := n.openSource(ctx, sc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("source %q: %w", sc.Name, err)
+			return nil, nil, inContext(err, "source %q", sc.Name)
 		}
 		sources[sc.Name] = src
 	}
@@ -143,7 +143,7 @@ func (n *node) openSequences(ctx context.Context, cfg Config) (map[string]idforg
 		u.RawQuery = q.Encode()
 		counter, err := sequence.OpenCounter(ctx, u.String())
 		if err != nil {
-			return nil, nil, fmt.Errorf("counter %q: %w", c.Name, err)
+			return nil, nil, inContext(err, "counter %q", c.Name)
 		}
 		n.closers = append(n.closers, counter)
 		counters[c.Name] = counter
@@ -160,15 +160,15 @@ func keyFormats(cfg Config, getenv func(string) string) (map[string]obfuscate.Fo
 		}
 		f, err := obfuscate.ParseFormat(kc.Format)
 		if err != nil {
-			return nil, usageErr("key %q: %v", kc.Name, err)
+			return nil, usageIn(err, "key %q", kc.Name)
 		}
 		if f.Bits() > 0 {
 			key, err := secret(kc.FormatKey, getenv)
 			if err != nil {
-				return nil, fmt.Errorf("key %q: format_key: %w", kc.Name, err)
+				return nil, inContext(err, "key %q: format_key", kc.Name)
 			}
 			if f, err = f.WithKey(key); err != nil {
-				return nil, usageErr("key %q: %v", kc.Name, err)
+				return nil, usageIn(err, "key %q", kc.Name)
 			}
 		}
 		formats[kc.Name] = f
@@ -201,7 +201,7 @@ func (n *node) plugins(cfg Config) (*plugin.Chain, error) {
 			}
 			perm, err := obfuscate.New(key, pc.Bits)
 			if err != nil {
-				return nil, usageErr("plugin obfuscate: %v", err)
+				return nil, usageIn(err, "plugin obfuscate")
 			}
 			p = plugin.NewObfuscate(perm, pc.Order)
 		}
@@ -289,7 +289,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 	}
 	storeURL := cfg.storeURL(n.dir.Path())
 	if n.store, err = store.Open(ctx, storeURL, store.Options{DataDir: n.dir.Path(), Logger: log}); err != nil {
-		return nil, fmt.Errorf("store %s: %w", redactURL(storeURL), err)
+		return nil, inContext(err, "store %s", redactURL(storeURL))
 	}
 	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
 	if err != nil {
@@ -302,7 +302,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 	n.maxWorker = layout.MaxWorker()
 	lease, err := n.provider.Acquire(ctx, n.maxWorker)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", n.provider.Describe(), err)
+		return nil, inContext(err, "%s", n.provider.Describe())
 	}
 	n.setLease(lease)
 	log.Info("worker ID assigned", "worker", lease.ID(), "from", n.provider.Describe(), "owner", owner,
@@ -371,14 +371,14 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 			return nil, err
 		}
 		if err := n.issuer.EnsureKey(ctx, k); err != nil {
-			return nil, fmt.Errorf("config key %q: %w", k.Name, err)
+			return nil, inContext(err, "config key %q", k.Name)
 		}
 	}
 	// Compile every configured serial now: a bad template or a missing
 	// source is a start-up error, not a surprise at the first request.
 	for _, d := range serials {
 		if _, err := n.issuer.Compile(d); err != nil {
-			return nil, fmt.Errorf("config serial %q: %w", d.Name, err)
+			return nil, inContext(err, "config serial %q", d.Name)
 		}
 	}
 	return n, nil

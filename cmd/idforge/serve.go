@@ -80,23 +80,23 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	// Nothing is open by default on a non-loopback address.
 	authCfg := auth.FromEnv(cfg.Auth)
 	if err := auth.CheckExposure(cfg.HTTP, authCfg.Configured()); err != nil {
-		return usageErr("%v", err)
+		return usageError{err}
 	}
 	if cfg.GRPC != "" {
 		if err := auth.CheckExposure(cfg.GRPC, authCfg.Configured()); err != nil {
-			return usageErr("%v", err)
+			return usageError{err}
 		}
 	}
 	var authn *auth.Authenticator
 	if authCfg.Configured() {
 		if authn, err = auth.New(authCfg); err != nil {
-			return usageErr("%v", err)
+			return usageError{err}
 		}
 	}
 	var tlsConfig *tls.Config
 	if cfg.TLS.Cert != "" || cfg.TLS.Key != "" {
 		if tlsConfig, err = auth.ServerTLS(cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.ClientCA); err != nil {
-			return usageErr("%v", err)
+			return usageError{err}
 		}
 	}
 

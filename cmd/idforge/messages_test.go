@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/idforge/idforge"
+)
+
+// checkErrorLine fails unless stderr is one message that names idforge
+// exactly once, at its start, and says want.
+func checkErrorLine(t *testing.T, stderr, want string) {
+	t.Helper()
+	line := strings.TrimSuffix(stderr, "\n")
+	if !strings.HasPrefix(line, prefix) || strings.Count(line, prefix) != 1 || strings.Contains(line, "\n") {
+		t.Errorf("stderr %q: want one line naming idforge once, at its start", stderr)
+	}
+	if !strings.Contains(line, want) {
+		t.Errorf("stderr %q: want it to say %q", stderr, want)
+	}
+}
+
+// TestErrorsNameIdforgeOnce runs command lines that fail on idforge's own
+// errors (which begin with "idforge: " themselves), through the usage
+// path (exit 2) and the failure path (exit 1): each prints its message
+// with the prefix once, never "idforge: idforge:".
+func TestErrorsNameIdforgeOnce(t *testing.T) {
+	badKeys := filepath.Join(t.TempDir(), "keys.toml")
+	os.WriteFile(badKeys, []byte("[[keys]]\nname = \"订单\"\n"), 0o600)
+	badSource := filepath.Join(t.TempDir(), "sources.toml")
+	os.WriteFile(badSource, []byte("[[sources]]\nname = \"a b\"\nurl = \"memory://\"\n"), 0o600)
+	for _, tc := range []struct {
+		name string
+		code int
+		want string
+		args []string
+	}{
+		{"invalid key, next", 2, "invalid key name: character 1 '订' (U+8BA2) is not allowed", []string{"next", "订单"}},
+		{"invalid key, keys create", 2, "invalid key name: character 1 '订'", []string{"keys", "create", "订单"}},
+		{"worker out of range", 2, "worker ID out of range: worker ID 99999, the layout allows 0..31", []string{"next", "order", "--worker", "99999"}},
+		{"make, worker out of range", 2, "invalid argument: worker 99999 out of range 0..31", []string{"make", "--time", "1700000000000", "--worker", "99999"}},
+		{"bad layout", 2, "invalid snowflake layout", []string{"next", "order", "--layout", "bogus"}},
+		{"config key", 2, "invalid key name: character 1 '订' (U+8BA2) is not allowed; names use A-Z a-z 0-9 . _ : - (keys[0])", []string{"next", "order", "--config", badKeys}},
+		{"config source", 2, "invalid key name: character 2 ' ' (U+0020) is not allowed; names use A-Z a-z 0-9 . _ : - (sources[0])", []string{"next", "order", "--config", badSource}},
+		{"unknown key", 1, "unknown key", []string{"next", "nosuch"}},
+		{"unknown command", 2, `unknown command "frob"`, []string{"frob"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append(tc.args, "--data", t.TempDir())
+			if tc.args[0] == "make" || tc.args[0] == "frob" {
+				args = tc.args
+			}
+			code, _, stderr := runCmd(t, env(nil), args...)
+			if code != tc.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, tc.code, stderr)
+			}
+			checkErrorLine(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestInContext: context goes after an error of idforge's own (whose
+// message begins with what went wrong) and before any other error; either
+// way the error still matches its sentinel.
+func TestInContext(t *testing.T) {
+	own := fmt.Errorf("%w: character 1 '订' (U+8BA2) is not allowed", idforge.ErrInvalidKey)
+	err := inContext(own, "config key %q", "订单")
+	if got, want := err.Error(), `idforge: invalid key name: character 1 '订' (U+8BA2) is not allowed (config key "订单")`; got != want {
+		t.Errorf("own error in context = %q, want %q", got, want)
+	}
+	if !errors.Is(err, idforge.ErrInvalidKey) {
+		t.Errorf("%v lost its sentinel", err)
+	}
+	other := inContext(errors.New("connection refused"), "store %s", "mysql://db/ids")
+	if got, want := other.Error(), "store mysql://db/ids: connection refused"; got != want {
+		t.Errorf("other error in context = %q, want %q", got, want)
+	}
+	if got := errorLine(usageIn(own, "keys[0]")); strings.Count(got, prefix) != 1 {
+		t.Errorf("errorLine(usage error) = %q, want the prefix once", got)
+	}
+	if got := errorLine(other); got != "idforge: store mysql://db/ids: connection refused" {
+		t.Errorf("errorLine(other) = %q", got)
+	}
+}
