@@ -54,5 +54,5 @@ func ExampleValidateKeyName() {
 	fmt.Println(err)
 	// Output:
 	// true
-	// idforge: invalid key name: byte 5 is ' '; allowed are letters, digits and . _ : -
+	// idforge: invalid key name: character 6 ' ' (U+0020) is not allowed; names use A-Z a-z 0-9 . _ : -
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/idforge/idforge/internal/chars"
 )
 
 // Generator issues unique IDs. Implementations are safe for concurrent use.
@@ -265,24 +267,31 @@ func (k Key) Validate() error {
 // Leaf's biz_tag column (varchar(128)).
 const MaxKeyLen = 128
 
-// ValidateKeyName reports whether name can be used as a key: 1 to
-// MaxKeyLen bytes of ASCII letters, digits, '.', '_', ':' or '-'. The
-// returned error wraps ErrInvalidKey and says what is wrong.
+// ValidateKeyName reports whether name can be used as a key (or as the
+// name of a serial, a source or a counter): 1 to MaxKeyLen characters,
+// each an ASCII letter or digit, '.', '_', ':' or '-'. The returned error
+// wraps ErrInvalidKey and says what is wrong, naming a refused character
+// by its position, itself and its code point.
 func ValidateKeyName(name string) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty", ErrInvalidKey)
 	}
-	if len(name) > MaxKeyLen {
-		return fmt.Errorf("%w: %d bytes long, at most %d allowed", ErrInvalidKey, len(name), MaxKeyLen)
+	// Characters first: a name of non-ASCII characters is refused for
+	// them, not for the bytes they take.
+	if r, refused := chars.FirstRefused(name, keyNameChar); refused {
+		return fmt.Errorf("%w: %s is not allowed; names use A-Z a-z 0-9 . _ : -", ErrInvalidKey, r)
 	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.' || c == '_' || c == ':' || c == '-':
-		default:
-			return fmt.Errorf("%w: byte %d is %q; allowed are letters, digits and . _ : -", ErrInvalidKey, i, c)
-		}
+	if len(name) > MaxKeyLen {
+		return fmt.Errorf("%w: %d characters long, at most %d allowed", ErrInvalidKey, len(name), MaxKeyLen)
 	}
 	return nil
+}
+
+// keyNameChar reports whether c may appear in a key name.
+func keyNameChar(c rune) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return c == '.' || c == '_' || c == ':' || c == '-'
 }

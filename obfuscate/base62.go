@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/chars"
 )
 
 // DefaultBase62Alphabet is the alphabet Base62 uses unless told otherwise:
@@ -45,6 +46,11 @@ func NewBase62(s Base62Settings) (*Base62, error) {
 	alphabet := s.Alphabet
 	if alphabet == "" {
 		alphabet = DefaultBase62Alphabet
+	}
+	// Characters first: an alphabet is counted in characters only once
+	// they are known to be ASCII.
+	if err := checkAlphabet("base62", alphabet, 62); err != nil {
+		return nil, err
 	}
 	if len(alphabet) != 62 {
 		return nil, fmt.Errorf("%w: base62: alphabet has %d characters, want 62", idforge.ErrInvalidArgument, len(alphabet))
@@ -119,15 +125,15 @@ func newDigits(name, alphabet string, min int) (digits, error) {
 // checkAlphabet reports whether alphabet has at least minLen distinct
 // printable ASCII characters and no space.
 func checkAlphabet(name, alphabet string, minLen int) error {
+	if r, refused := chars.FirstRefused(alphabet, printableASCII); refused {
+		return fmt.Errorf("%w: %s: alphabet %s is not allowed; want printable ASCII without space", idforge.ErrInvalidArgument, name, r)
+	}
 	if len(alphabet) < minLen {
 		return fmt.Errorf("%w: %s: alphabet has %d characters, want at least %d", idforge.ErrInvalidArgument, name, len(alphabet), minLen)
 	}
 	var seen [128]bool
 	for i := 0; i < len(alphabet); i++ {
 		c := alphabet[i]
-		if c <= ' ' || c > '~' {
-			return fmt.Errorf("%w: %s: alphabet byte %d is %q; want printable ASCII without space", idforge.ErrInvalidArgument, name, i, c)
-		}
 		if seen[c] {
 			return fmt.Errorf("%w: %s: alphabet has %q twice", idforge.ErrInvalidArgument, name, c)
 		}
@@ -135,6 +141,10 @@ func checkAlphabet(name, alphabet string, minLen int) error {
 	}
 	return nil
 }
+
+// printableASCII reports whether c may appear in an alphabet or an
+// option value: printable ASCII, no space.
+func printableASCII(c rune) bool { return ' ' < c && c <= '~' }
 
 func (d *digits) appendEncode(dst []byte, v uint64) []byte {
 	var buf [MaxMinLength]byte // 64 ≥ the 63 binary digits of MaxInt64

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/chars"
 )
 
 // Format is how a key's int64 IDs are shown to the world: optionally
@@ -115,10 +116,8 @@ func splitStage(stage string) (string, map[string]string, error) {
 		if _, dup := opts[k]; dup {
 			return "", nil, syntaxError("%s: option %s given twice", name, k)
 		}
-		for i := 0; i < len(v); i++ {
-			if v[i] <= ' ' || v[i] > '~' {
-				return "", nil, syntaxError("%s: option %s: byte %d is %q; want printable ASCII without space", name, k, i, v[i])
-			}
+		if r, refused := chars.FirstRefused(v, printableASCII); refused {
+			return "", nil, syntaxError("%s: option %s: %s is not allowed; want printable ASCII without space", name, k, r)
 		}
 		opts[k] = v
 	}

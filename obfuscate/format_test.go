@@ -232,3 +232,16 @@ func TestFormatNoAllocations(t *testing.T) {
 		t.Errorf("AppendEncode+Decode allocate %.1f times, want 0", allocs)
 	}
 }
+
+// TestFormatRefusalNamesTheCharacter: a character outside printable ASCII
+// in an alphabet or an option value is named as the user typed it, with
+// its position in characters, not as a raw byte.
+func TestFormatRefusalNamesTheCharacter(t *testing.T) {
+	if _, err := ParseFormat("base62:min=订"); err == nil || !strings.Contains(err.Error(), "option min: character 1 '订' (U+8BA2) is not allowed") {
+		t.Errorf("option value: %v", err)
+	}
+	_, err := NewBase62(Base62Settings{Alphabet: "0123456789订" + customBase62[11:]})
+	if err == nil || !strings.Contains(err.Error(), "alphabet character 11 '订' (U+8BA2) is not allowed") {
+		t.Errorf("alphabet: %v", err)
+	}
+}
