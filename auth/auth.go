@@ -186,11 +186,26 @@ func (a *Authenticator) identify(presented string) *entry {
 	return a.entries[match]
 }
 
+// errNoToken is the error for a request that presents no token. Where a
+// token goes depends on the transport, so the transport adds how to send
+// one (withTokenHint).
+var errNoToken = fmt.Errorf("%w: no token", ErrUnauthenticated)
+
+// withTokenHint adds hint, how to send a token over the transport that
+// answers, to an error for a request without one; other errors it
+// returns as they are.
+func withTokenHint(err error, hint string) error {
+	if errors.Is(err, errNoToken) {
+		return fmt.Errorf("%w; send %s", err, hint)
+	}
+	return err
+}
+
 // authenticate returns the entry of presented or an error wrapping
 // ErrUnauthenticated.
 func (a *Authenticator) authenticate(presented string) (*entry, error) {
 	if presented == "" {
-		return nil, fmt.Errorf("%w: no token; send \"Authorization: Bearer <token>\" (or ?token=<token>)", ErrUnauthenticated)
+		return nil, errNoToken
 	}
 	e := a.identify(presented)
 	if e == nil {

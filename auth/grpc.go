@@ -176,8 +176,14 @@ func bearerFromMetadata(ctx context.Context) string {
 	return ""
 }
 
+// grpcTokenHint says how a gRPC call sends its token (see
+// bearerFromMetadata): metadata, which has no query string to fall back
+// on.
+const grpcTokenHint = `the metadata "authorization: Bearer <token>" with the call`
+
 // grpcError turns an Authorize error into a gRPC status.
 func grpcError(ctx context.Context, err error) error {
+	err = withTokenHint(err, grpcTokenHint)
 	var rl *RateLimitError
 	switch {
 	case errors.As(err, &rl):

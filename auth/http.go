@@ -67,8 +67,12 @@ func (a *Authenticator) MiddlewareRefusing(next http.Handler, classify func(*htt
 	})
 }
 
+// httpTokenHint says how an HTTP request sends its token (see tokenOf).
+const httpTokenHint = `the header "Authorization: Bearer <token>" (or ?token=<token>)`
+
 // writeAuthError answers a refused request, offering it to refuse first.
 func writeAuthError(w http.ResponseWriter, r *http.Request, err error, presented bool, refuse Refuser) {
+	err = withTokenHint(err, httpTokenHint)
 	var rl *RateLimitError
 	offer := func(status int, code string) bool {
 		return refuse != nil && refuse(w, r, status, code, err.Error())
