@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,5 +85,48 @@ func TestInContext(t *testing.T) {
 	}
 	if got := errorLine(other); got != "idforge: store mysql://db/ids: connection refused" {
 		t.Errorf("errorLine(other) = %q", got)
+	}
+}
+
+// TestServeAddressErrors: an address that can never be listened on is a
+// configuration error (exit 2) found before anything opens, so no data
+// directory appears; an address another process holds is found by
+// listening, a runtime failure (exit 1).
+func TestServeAddressErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		args       []string
+	}{
+		{"http port out of range", `http address "127.0.0.1:99999": port "99999" is not a number in 0..65535`, []string{"--http", "127.0.0.1:99999"}},
+		{"http without port", `http address "127.0.0.1": want host:port`, []string{"--http", "127.0.0.1"}},
+		{"grpc port out of range", `grpc address "127.0.0.1:65536": port "65536"`, []string{"--grpc", "127.0.0.1:65536"}},
+		{"grpc port not a number", `grpc address "127.0.0.1:nosuchservice-x"`, []string{"--grpc", "127.0.0.1:nosuchservice-x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := filepath.Join(t.TempDir(), "data")
+			code, _, stderr := runCmd(t, env(nil), append([]string{"serve", "--data", data}, tc.args...)...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			checkErrorLine(t, stderr, tc.want)
+			if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the data directory was created (%v): the address must be checked before anything opens", err)
+			}
+		})
+	}
+	for _, setting := range []string{"--http", "--grpc"} {
+		t.Run(setting+" in use", func(t *testing.T) {
+			taken, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer taken.Close()
+			args := []string{"serve", "--data", t.TempDir(), "--http", "127.0.0.1:0", setting, taken.Addr().String()}
+			code, _, stderr := runCmd(t, env(nil), args...)
+			if code != 1 {
+				t.Errorf("exit %d, want 1 (stderr %q)", code, stderr)
+			}
+			checkErrorLine(t, stderr, "address already in use")
+		})
 	}
 }

@@ -58,6 +58,20 @@ func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig 
 	return g, api
 }
 
+// checkListenAddr checks a listen address as far as it can be checked
+// without listening: host:port, with a port in 0..65535 or a service
+// name. The error is a usage error naming the setting (http, grpc).
+func checkListenAddr(setting, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return usageErr("%s address %q: want host:port, e.g. 127.0.0.1:8080", setting, addr)
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return usageErr("%s address %q: port %q is not a number in 0..65535 or a service name", setting, addr, port)
+	}
+	return nil
+}
+
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
@@ -74,6 +88,17 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	cfg, err := nf.load(getenv)
 	if err != nil {
 		return err
+	}
+	// An address that cannot be listened on is configuration (exit 2),
+	// found before anything opens; one that is taken is found by
+	// listening (exit 1).
+	if err := checkListenAddr("http", cfg.HTTP); err != nil {
+		return err
+	}
+	if cfg.GRPC != "" {
+		if err := checkListenAddr("grpc", cfg.GRPC); err != nil {
+			return err
+		}
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 
@@ -104,13 +129,13 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 	// at a worker-ID coordinator.
 	ln, err := net.Listen("tcp", cfg.HTTP)
 	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+		return fmt.Errorf("http address: %w", err)
 	}
 	defer ln.Close()
 	var gln net.Listener
 	if cfg.GRPC != "" {
 		if gln, err = net.Listen("tcp", cfg.GRPC); err != nil {
-			return fmt.Errorf("listen (gRPC): %w", err)
+			return fmt.Errorf("grpc address: %w", err)
 		}
 		defer gln.Close()
 	}
