@@ -19,6 +19,8 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge/store"
+	"github.com/idforge/idforge/worker"
 )
 
 // Config is everything a node can be told. Values come, later ones
@@ -267,13 +269,59 @@ func newNodeFlags(fs *flag.FlagSet, withHTTP bool) *nodeFlags {
 		fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "CA file: require client certificates it signed; env IDFORGE_TLS_CLIENT_CA")
 	}
 	fs.StringVar(&f.data, "data", "", "data directory (default ./idforge-data); env IDFORGE_DATA")
-	fs.StringVar(&f.store, "store", "", "store URL (default sqlite in the data directory); env IDFORGE_STORE")
-	fs.StringVar(&f.worker, "worker", "", "snowflake worker ID: N, static://N or file://PATH (default: a file in the data directory); env IDFORGE_WORKER")
+	fs.StringVar(&f.store, "store", "", storeHelp())
+	fs.StringVar(&f.worker, "worker", "", workerHelp())
 	fs.StringVar(&f.layout, "layout", "", "snowflake layout: preset or spec (default twitter); env IDFORGE_LAYOUT")
 	fs.StringVar(&f.datacenter, "datacenter", "", "snowflake datacenter ID (default 0); env IDFORGE_DATACENTER")
 	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error; env IDFORGE_LOG_LEVEL")
 	fs.StringVar(&f.advertise, "advertise", "", "this node's host:port for worker-ID coordinators (default: host name and listening port); env IDFORGE_ADVERTISE")
 	return f
+}
+
+// storeHelp is the --store flag's help: every scheme store.Open knows,
+// read from its registry so that a new backend shows without an edit.
+func storeHelp() string {
+	forms := make([]string, 0, len(store.Names()))
+	for _, scheme := range store.Names() {
+		forms = append(forms, scheme+"://…")
+	}
+	return "store URL: " + strings.Join(forms, ", ") +
+		` (README "Store URLs"; default sqlite in the data directory); env IDFORGE_STORE`
+}
+
+// builtinWorkers describes the worker-ID sources package worker has
+// built in, in the order the help lists them; every other scheme it
+// knows is a coordinator a package registered.
+var builtinWorkers = []struct{ scheme, help string }{
+	{"static", "N or static://N (a fixed ID)"},
+	{"file", "file://PATH (an ID kept in a file)"},
+	{"k8s", "k8s:// (the pod's StatefulSet ordinal)"},
+}
+
+// workerHelp is the --worker flag's help: the built-in sources, then every
+// coordinator read from worker's registry, so that a new one shows
+// without an edit.
+func workerHelp() string {
+	known := map[string]bool{}
+	for _, scheme := range worker.Names() {
+		known[scheme] = true
+	}
+	var builtin []string
+	for _, b := range builtinWorkers {
+		if known[b.scheme] {
+			builtin = append(builtin, b.help)
+			delete(known, b.scheme)
+		}
+	}
+	var coordinators []string
+	for _, scheme := range worker.Names() {
+		if known[scheme] {
+			coordinators = append(coordinators, scheme+"://…")
+		}
+	}
+	return "snowflake worker ID: " + strings.Join(builtin, ", ") +
+		", or a coordinator that leases one: " + strings.Join(coordinators, ", ") +
+		` (README "Worker IDs"; default: the file worker-id in the data directory); env IDFORGE_WORKER`
 }
 
 // newLayoutFlags registers only --config and --layout, for the commands

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store"
+	"github.com/idforge/idforge/worker"
 )
 
 // checkErrorLine fails unless stderr is one message that names idforge
@@ -128,5 +130,30 @@ func TestServeAddressErrors(t *testing.T) {
 			}
 			checkErrorLine(t, stderr, "address already in use")
 		})
+	}
+}
+
+// TestHelpListsEverySource: the --worker and --store help of every
+// command that opens a node names every scheme the worker and store
+// registries know, so a new coordinator or backend cannot be missing.
+func TestHelpListsEverySource(t *testing.T) {
+	for _, cmd := range [][]string{{"serve"}, {"next"}, {"keys", "create"}, {"keys", "list"}, {"migrate"}} {
+		code, _, help := runCmd(t, env(nil), append(cmd, "-h")...)
+		if code != 0 {
+			t.Fatalf("%v -h: exit %d", cmd, code)
+		}
+		for _, scheme := range worker.Names() {
+			if !strings.Contains(help, scheme+"://") {
+				t.Errorf("%v -h: --worker does not name %s://", cmd, scheme)
+			}
+		}
+		if !strings.Contains(help, "N or static://N") {
+			t.Errorf("%v -h: --worker does not name a plain number", cmd)
+		}
+		for _, scheme := range store.Names() {
+			if !strings.Contains(help, scheme+"://") {
+				t.Errorf("%v -h: --store does not name %s://", cmd, scheme)
+			}
+		}
 	}
 }
