@@ -193,7 +193,7 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 
 func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("keys create", stderr)
-	nf := newNodeFlags(fs, false)
+	nf := newStoreFlags(fs)
 	var kc KeyConfig
 	fs.StringVar(&kc.Strategy, "strategy", "segment", "segment or snowflake")
 	fs.Int64Var(&kc.Step, "step", 0, "segment length claimed at once (segment keys; default 1000)")
@@ -211,8 +211,8 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 	if err != nil {
 		return exitErr(err)
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		if err := n.issuer.CreateKey(ctx, k); err != nil {
+	return withCatalog(ctx, nf, getenv, stderr, func(c *catalog) error {
+		if err := c.issuer.CreateKey(ctx, k); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "created %s key %q\n", k.Strategy, k.Name)
@@ -222,7 +222,7 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 
 func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("keys list", stderr)
-	nf := newNodeFlags(fs, false)
+	nf := newStoreFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -230,8 +230,8 @@ func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 	if len(pos) != 0 {
 		return usageErr("keys list takes no arguments")
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		keys, err := n.issuer.Keys(ctx)
+	return withCatalog(ctx, nf, getenv, stderr, func(c *catalog) error {
+		keys, err := c.issuer.Keys(ctx)
 		if err != nil {
 			return err
 		}

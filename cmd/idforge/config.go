@@ -324,6 +324,19 @@ func workerHelp() string {
 		` (README "Worker IDs"; default: the file worker-id in the data directory); env IDFORGE_WORKER`
 }
 
+// newStoreFlags registers the flags of the commands that only read or
+// define what the store holds (keys list, keys create, migrate): the
+// config file, the store, the data directory its default lives in and the
+// log level. They open no worker-ID source, so they take no --worker.
+func newStoreFlags(fs *flag.FlagSet) *nodeFlags {
+	f := &nodeFlags{fs: fs, defaultLogLevel: "warn"}
+	fs.StringVar(&f.config, "config", "", "config file (TOML); env IDFORGE_CONFIG")
+	fs.StringVar(&f.data, "data", "", "data directory, where the default store lives (default ./idforge-data); env IDFORGE_DATA")
+	fs.StringVar(&f.store, "store", "", storeHelp())
+	fs.StringVar(&f.logLevel, "log-level", "", "debug, info, warn or error; env IDFORGE_LOG_LEVEL")
+	return f
+}
+
 // newLayoutFlags registers only --config and --layout, for the commands
 // that decode or build IDs without opening a node.
 func newLayoutFlags(fs *flag.FlagSet) *nodeFlags {

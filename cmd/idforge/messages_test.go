@@ -4,12 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
 )
@@ -134,26 +136,111 @@ func TestServeAddressErrors(t *testing.T) {
 }
 
 // TestHelpListsEverySource: the --worker and --store help of every
-// command that opens a node names every scheme the worker and store
+// command that takes them names every scheme the worker and store
 // registries know, so a new coordinator or backend cannot be missing.
+// Commands that only read or define take no --worker.
 func TestHelpListsEverySource(t *testing.T) {
-	for _, cmd := range [][]string{{"serve"}, {"next"}, {"keys", "create"}, {"keys", "list"}, {"migrate"}} {
-		code, _, help := runCmd(t, env(nil), append(cmd, "-h")...)
+	for _, tc := range []struct {
+		args   []string
+		worker bool
+	}{
+		{[]string{"serve"}, true}, {[]string{"next"}, true}, {[]string{"serial"}, true},
+		{[]string{"keys", "create"}, false}, {[]string{"keys", "list"}, false}, {[]string{"migrate"}, false},
+	} {
+		code, _, help := runCmd(t, env(nil), append(tc.args, "-h")...)
 		if code != 0 {
-			t.Fatalf("%v -h: exit %d", cmd, code)
+			t.Fatalf("%v -h: exit %d", tc.args, code)
 		}
-		for _, scheme := range worker.Names() {
-			if !strings.Contains(help, scheme+"://") {
-				t.Errorf("%v -h: --worker does not name %s://", cmd, scheme)
+		if has := strings.Contains(help, "-worker"); has != tc.worker {
+			t.Errorf("%v -h: takes --worker: %v, want %v", tc.args, has, tc.worker)
+		}
+		if tc.worker {
+			for _, scheme := range worker.Names() {
+				if !strings.Contains(help, scheme+"://") {
+					t.Errorf("%v -h: --worker does not name %s://", tc.args, scheme)
+				}
 			}
-		}
-		if !strings.Contains(help, "N or static://N") {
-			t.Errorf("%v -h: --worker does not name a plain number", cmd)
+			if !strings.Contains(help, "N or static://N") {
+				t.Errorf("%v -h: --worker does not name a plain number", tc.args)
+			}
 		}
 		for _, scheme := range store.Names() {
 			if !strings.Contains(help, scheme+"://") {
-				t.Errorf("%v -h: --store does not name %s://", cmd, scheme)
+				t.Errorf("%v -h: --store does not name %s://", tc.args, scheme)
 			}
 		}
+	}
+}
+
+// sqlStores are the database servers the store-only commands are tried on.
+var sqlStores = []struct {
+	name  string
+	fresh func(testing.TB) string
+	// create is what the hint for a missing database must say.
+	create string
+}{
+	{"mariadb", testsvc.MySQL, "-e 'CREATE DATABASE `"},
+	{"postgres", testsvc.Postgres, "createdb -h 127.0.0.1 -p 5432 -U postgres '"},
+	// A SQLite file outside the data directory: it creates its tables
+	// when it opens, and is created itself when missing.
+	{"sqlite", func(tb testing.TB) string { return "sqlite://" + filepath.Join(tb.TempDir(), "ids.db") }, ""},
+}
+
+// withDatabase returns storeURL naming database name instead.
+func withDatabase(t *testing.T, storeURL, name string) string {
+	t.Helper()
+	u, err := url.Parse(storeURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// TestStoreCommandsOpenNoNode: migrate, keys create and keys list against
+// a database server only talk to it. They create no data directory and
+// take no worker ID (nor warn about one); migrate says what it did, and a
+// database that does not exist is answered with how to create it.
+func TestStoreCommandsOpenNoNode(t *testing.T) {
+	for _, db := range sqlStores {
+		t.Run(db.name, func(t *testing.T) {
+			storeURL := db.fresh(t)
+			data := filepath.Join(t.TempDir(), "idforge-data")
+			e := env(map[string]string{"IDFORGE_DATA": data, "IDFORGE_STORE": storeURL})
+
+			code, out, stderr := runCmd(t, e, "migrate")
+			if code != 0 || !strings.HasPrefix(out, "created leaf_alloc, idforge_keys, idforge_serials in ") || stderr != "" {
+				t.Fatalf("first migrate: %d %q %q; want it to say it created the tables", code, out, stderr)
+			}
+			code, out, stderr = runCmd(t, e, "migrate")
+			if code != 0 || !strings.Contains(out, "already up to date") || stderr != "" {
+				t.Fatalf("second migrate: %d %q %q; want it to say nothing changed", code, out, stderr)
+			}
+			if code, out, stderr = runCmd(t, e, "keys", "create", "order", "--step", "10"); code != 0 || stderr != "" {
+				t.Fatalf("keys create: %d %q %q", code, out, stderr)
+			}
+			code, out, stderr = runCmd(t, e, "keys", "list")
+			if code != 0 || !strings.Contains(out, "order") || stderr != "" {
+				t.Fatalf("keys list: %d %q %q (want the key, and no warning about worker IDs)", code, out, stderr)
+			}
+			if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the data directory %s was created (%v): these commands only talk to the store", data, err)
+			}
+			if code, _, stderr = runCmd(t, e, "keys", "list", "--worker", "3"); code != 2 {
+				t.Errorf("keys list --worker: exit %d (%q), want 2: it takes no worker ID", code, stderr)
+			}
+
+			if db.create == "" {
+				return
+			}
+			missing := "idforge_t_missing_" + strings.ToLower(filepath.Base(t.TempDir()))
+			for _, args := range [][]string{{"migrate"}, {"keys", "list"}} {
+				code, _, stderr = runCmd(t, e, append(args, "--store", withDatabase(t, storeURL, missing))...)
+				if code != 1 || !strings.Contains(stderr, "the database does not exist: create it with") ||
+					!strings.Contains(stderr, db.create+missing) || !strings.Contains(stderr, "then run `idforge migrate`") {
+					t.Errorf("%v on a missing database: %d %q; want the command that creates it", args, code, stderr)
+				}
+			}
+		})
 	}
 }

@@ -4,17 +4,24 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/store"
 )
+
+// tableCreator is implemented by stores that can say which of idforge's
+// tables they created (the SQL stores), so that migrate says what it did.
+type tableCreator interface {
+	MigrateTables(ctx context.Context) ([]string, error)
+}
 
 // cmdMigrate creates or upgrades the store's schema. It needs no data
 // directory lock and no worker ID: it only talks to the store, so it can
 // run while nodes serve.
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("migrate", stderr)
-	nf := newNodeFlags(fs, false)
+	nf := newStoreFlags(fs)
 	pos, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -27,9 +34,9 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return err
 	}
 	url := cfg.storeURL(cfg.Data)
-	st, err := store.Open(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
+	st, err := openStore(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
 	if err != nil {
-		return inContext(err, "store %s", redactURL(url))
+		return exitErr(err)
 	}
 	defer st.Close()
 	m, ok := st.(idforge.Migrator)
@@ -37,9 +44,22 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", redactURL(url))
 		return nil
 	}
-	if err := m.Migrate(ctx); err != nil {
+	creator, reports := st.(tableCreator)
+	if !reports {
+		if err := m.Migrate(ctx); err != nil {
+			return inContext(err, "migrate %s", redactURL(url))
+		}
+		fmt.Fprintf(stdout, "schema of %s is up to date\n", redactURL(url))
+		return st.Close()
+	}
+	created, err := creator.MigrateTables(ctx)
+	if err != nil {
 		return inContext(err, "migrate %s", redactURL(url))
 	}
-	fmt.Fprintf(stdout, "schema of %s is up to date\n", redactURL(url))
+	if len(created) == 0 {
+		fmt.Fprintf(stdout, "%s is already up to date: every table idforge uses was there; nothing changed\n", redactURL(url))
+	} else {
+		fmt.Fprintf(stdout, "created %s in %s\n", strings.Join(created, ", "), redactURL(url))
+	}
 	return st.Close()
 }

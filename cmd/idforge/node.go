@@ -288,8 +288,8 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		return nil, err
 	}
 	storeURL := cfg.storeURL(n.dir.Path())
-	if n.store, err = store.Open(ctx, storeURL, store.Options{DataDir: n.dir.Path(), Logger: log}); err != nil {
-		return nil, inContext(err, "store %s", redactURL(storeURL))
+	if n.store, err = openStore(ctx, storeURL, store.Options{DataDir: n.dir.Path(), Logger: log}); err != nil {
+		return nil, err
 	}
 	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
 	if err != nil {

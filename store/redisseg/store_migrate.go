@@ -22,3 +22,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	return nil
 }
+
+// MigrateTables is Migrate that also returns the tables the database's
+// store created, when it can say (the SQL stores); otherwise it migrates
+// and returns nil.
+func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	r, ok := s.db.(interface {
+		MigrateTables(context.Context) ([]string, error)
+	})
+	if !ok {
+		return nil, s.Migrate(ctx)
+	}
+	created, err := r.MigrateTables(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("redisseg: %w", err)
+	}
+	return created, nil
+}

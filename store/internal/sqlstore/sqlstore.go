@@ -238,6 +238,9 @@ type Store struct {
 	// database not migrated since serials were added) SerialStore calls
 	// fail, saying to run `idforge migrate`.
 	hasSerials atomic.Bool
+	// createdOnOpen are the tables Open created (Dialect.CreateTablesOnOpen),
+	// for MigrateTables to report.
+	createdOnOpen []string
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -339,9 +342,14 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 		return s.wrap(ctx, err, "connect to "+s.name)
 	}
 	if s.d.CreateTablesOnOpen {
+		missing, err := s.missingTables(ctx)
+		if err != nil {
+			return err
+		}
 		if err := s.d.CreateTables(ctx, s.db); err != nil {
 			return s.wrap(ctx, err, "create tables in "+s.name)
 		}
+		s.createdOnOpen = missing
 	}
 	_, err := s.load(ctx)
 	var noTable *noLeafAllocError

@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // Migrate implements idforge.Migrator: it creates leaf_alloc,
@@ -30,4 +31,41 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	s.log.Info(s.d.Name+": schema is up to date", "db", s.name)
 	return nil
+}
+
+// Tables are idforge's tables, in the order Migrate creates them.
+var Tables = []string{"leaf_alloc", "idforge_keys", "idforge_serials"}
+
+// MigrateTables is Migrate that also returns the tables of Tables this
+// Store created: those Migrate created now, and those Open created when
+// the dialect creates them there (Dialect.CreateTablesOnOpen). `idforge
+// migrate` reports with it what it did. A table another process creates
+// between the check and the creation may be counted as created here.
+func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	missing, err := s.missingTables(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(s.createdOnOpen), missing...), nil
+}
+
+// missingTables returns the tables of Tables the database lacks.
+func (s *Store) missingTables(ctx context.Context) ([]string, error) {
+	cols, err := s.columns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, t := range Tables {
+		if len(cols[t]) == 0 {
+			missing = append(missing, t)
+		}
+	}
+	return missing, nil
 }

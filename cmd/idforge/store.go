@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/store"
+)
+
+// openStore opens the store at storeURL. Its errors name the backend and
+// the database already; one for a database that does not exist also
+// says how to create it.
+func openStore(ctx context.Context, storeURL string, opts store.Options) (idforge.Store, error) {
+	st, err := store.Open(ctx, storeURL, opts)
+	if err != nil {
+		if how := createDatabase(storeURL, err); how != "" {
+			return nil, fmt.Errorf("%w\nthe database does not exist: create it with\n    %s\nthen run `idforge migrate` to create idforge's tables", err, how)
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+// Server error codes for a database that does not exist.
+const (
+	mysqlUnknownDatabase = 1049    // ER_BAD_DB_ERROR, MySQL and MariaDB
+	postgresNoDatabase   = "3D000" // invalid_catalog_name
+)
+
+// createDatabase returns the command that creates the database storeURL
+// names, when err says it does not exist; "" otherwise.
+func createDatabase(storeURL string, err error) string {
+	u := databaseURL(storeURL)
+	if u == nil {
+		return ""
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	host, port := u.Hostname(), u.Port()
+	user := u.User.Username()
+	_, hasPassword := u.User.Password()
+	var my *mysql.MySQLError
+	var pg *pgconn.PgError
+	switch {
+	case errors.As(err, &my) && my.Number == mysqlUnknownDatabase:
+		cmd := []string{"mysql"}
+		if host != "" {
+			cmd = append(cmd, "-h", host)
+		}
+		if port != "" {
+			cmd = append(cmd, "-P", port)
+		}
+		if user != "" {
+			cmd = append(cmd, "-u", user)
+		}
+		if hasPassword {
+			cmd = append(cmd, "-p")
+		}
+		return strings.Join(cmd, " ") + " -e 'CREATE DATABASE `" + name + "`'"
+	case errors.As(err, &pg) && pg.Code == postgresNoDatabase:
+		cmd := []string{"createdb"}
+		if host != "" {
+			cmd = append(cmd, "-h", host)
+		}
+		if port != "" {
+			cmd = append(cmd, "-p", port)
+		}
+		if user != "" {
+			cmd = append(cmd, "-U", user)
+		}
+		return strings.Join(append(cmd, "'"+name+"'"), " ")
+	}
+	return ""
+}
+
+// databaseURL returns the URL of the SQL database a store URL names: the
+// URL itself, or the store a redisseg:// URL keeps its keys in (its store
+// parameter). nil when it names none.
+func databaseURL(storeURL string) *url.URL {
+	u, err := url.Parse(storeURL)
+	if err != nil {
+		return nil
+	}
+	if inner := u.Query().Get("store"); inner != "" {
+		return databaseURL(inner)
+	}
+	return u
+}
+
+// catalog is what a command that reads or defines keys opens: the store
+// and an issuer over it with no generator. It opens no worker-ID source
+// and issues nothing; it locks the data directory only when the store
+// lives there (the default SQLite database), which one process owns.
+type catalog struct {
+	issuer *issuer.Issuer
+	store  idforge.Store
+	dir    *datadir.Dir
+}
+
+// openCatalog opens the configured store for reading and defining keys.
+func openCatalog(ctx context.Context, cfg Config, stderr io.Writer) (*catalog, error) {
+	c := &catalog{}
+	dataDir := cfg.Data
+	if cfg.Store == "" {
+		dir, err := datadir.Open(cfg.Data)
+		if err != nil {
+			return nil, err
+		}
+		c.dir, dataDir = dir, dir.Path()
+	}
+	log := newLogger(stderr, cfg.LogLevel)
+	st, err := openStore(ctx, cfg.storeURL(dataDir), store.Options{DataDir: dataDir, Logger: log})
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.store = st
+	// Configured sources are keys too (strategy source): listed by name,
+	// never opened here.
+	sources := make(map[string]idforge.Generator, len(cfg.Sources))
+	for _, sc := range cfg.Sources {
+		sources[sc.Name] = unopenedSource(sc.Name)
+	}
+	c.issuer = issuer.New(st, nil, issuer.Settings{Logger: log, Sources: sources})
+	return c, nil
+}
+
+// Close closes the issuer, the store and the data directory.
+func (c *catalog) Close() error {
+	var errs []error
+	if c.issuer != nil {
+		errs = append(errs, c.issuer.Close())
+	}
+	if c.store != nil {
+		errs = append(errs, c.store.Close())
+	}
+	if c.dir != nil {
+		errs = append(errs, c.dir.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// withCatalog opens the catalog, runs fn on it and closes it.
+func withCatalog(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*catalog) error) error {
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	c, err := openCatalog(ctx, cfg, stderr)
+	if err != nil {
+		return exitErr(err)
+	}
+	if err := fn(c); err != nil {
+		c.Close()
+		return exitErr(err)
+	}
+	return c.Close()
+}
+
+// unopenedSource stands for a configured sequence source in a command
+// that lists keys: it has a name and is never drawn from.
+type unopenedSource string
+
+func (s unopenedSource) Next(context.Context) (int64, error) {
+	return 0, fmt.Errorf("%w: source %q is not opened by this command", idforge.ErrUnavailable, string(s))
+}
