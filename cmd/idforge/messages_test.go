@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
@@ -242,5 +247,97 @@ func TestStoreCommandsOpenNoNode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTTPErrorsNameIdforgeOnce sends failing requests of every kind to
+// the node's whole HTTP surface (idforge's API, Leaf's, Tinyid's and
+// Vesta's endpoints, authentication): no answer repeats the prefix
+// ("idforge: idforge: …"), and a refused key name names the character.
+func TestHTTPErrorsNameIdforgeOnce(t *testing.T) {
+	cfg := defaultConfig()
+	cfg.Data = t.TempDir()
+	cfg.LogLevel = "error"
+	cfg.Auth.Tokens = []auth.Token{{Name: "ops", Token: "admin-token-0123456789", Role: auth.RoleAdmin}}
+	ctx := context.Background()
+	n, err := openNode(ctx, cfg, newLogger(io.Discard, "error"), cfg.owner(""), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	authn, err := auth.New(auth.FromEnv(cfg.Auth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpHandler(n, newLogger(io.Discard, "error"), authn))
+	defer srv.Close()
+
+	const token = "admin-token-0123456789"
+	do := func(method, path, body string, withToken bool) (int, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if withToken {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	if status, body := do("POST", "/v1/keys", `{"key":"order"}`, true); status != 201 {
+		t.Fatalf("create order: %d %s", status, body)
+	}
+	if status, body := do("POST", "/v1/keys", `{"key":"msg","strategy":"snowflake"}`, true); status != 201 {
+		t.Fatalf("create msg: %d %s", status, body)
+	}
+	han := url.PathEscape("订单")
+	for _, tc := range []struct {
+		method, path, body string
+		noToken            bool
+		want               string // the message must say this
+	}{
+		{"POST", "/v1/keys", `{"key":"订单"}`, false, "character 1 '订' (U+8BA2) is not allowed"},
+		{"GET", "/v1/ids/" + han, "", false, "character 1 '订' (U+8BA2) is not allowed"},
+		{"GET", "/v1/keys/" + han, "", false, "character 1 '订'"},
+		{"GET", "/v1/serials/" + han, "", false, "character 1 '订'"},
+		{"GET", "/api/segment/get/" + han, "", false, ""},
+		{"GET", "/tinyid/id/nextIdSimple?bizType=" + han, "", false, ""},
+		{"GET", "/v1/ids/nosuch", "", false, "unknown key"},
+		{"GET", "/v1/ids/order?count=0", "", false, "invalid count"},
+		{"GET", "/v1/ids/order?count=x", "", false, "invalid count"},
+		{"POST", "/v1/keys", `{"key":"order"}`, false, "already exists"},
+		{"POST", "/v1/keys", `{"key":"x","strategy":"nope"}`, false, ""},
+		{"POST", "/v1/keys", `{"key":"x","step":-1}`, false, ""},
+		{"POST", "/v1/keys", `{`, false, ""},
+		{"POST", "/v1/keys", `{"key":"x","bogus":1}`, false, ""},
+		{"POST", "/v1/serials", `{"name":"s","template":"@{nosuch}"}`, false, ""},
+		{"POST", "/v1/serials", `{"name":"订单","template":"A@{seq:order}"}`, false, "character 1 '订'"},
+		{"GET", "/v1/serials/nosuch", "", false, ""},
+		{"GET", "/v1/explain/abc", "", false, ""},
+		{"GET", "/v1/decode/order/!!", "", false, ""},
+		{"GET", "/api/segment/get/msg", "", false, ""},
+		{"GET", "/api/segment/get/nosuch", "", false, ""},
+		{"GET", "/decodeSnowflakeId?snowflakeId=abc", "", false, ""},
+		{"GET", "/makeid?time=-5", "", false, ""},
+		{"GET", "/expid?id=abc", "", false, ""},
+		{"GET", "/v1/ids/order", "", true, `the header \"Authorization: Bearer`},
+	} {
+		status, body := do(tc.method, tc.path, tc.body, !tc.noToken)
+		if status < 400 && !strings.HasPrefix(tc.path, "/tinyid/") {
+			t.Errorf("%s %s: %d %s; want an error", tc.method, tc.path, status, body)
+			continue
+		}
+		if strings.Contains(body, "idforge: idforge:") {
+			t.Errorf("%s %s: %d %s repeats the prefix", tc.method, tc.path, status, body)
+		}
+		if tc.want != "" && !strings.Contains(body, tc.want) {
+			t.Errorf("%s %s: %d %s; want it to say %q", tc.method, tc.path, status, body, tc.want)
+		}
 	}
 }
