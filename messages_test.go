@@ -1,6 +1,9 @@
 package idforge_test
 
 import (
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -25,5 +28,47 @@ func TestKeyNameMessageNamesTheCharacter(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ValidateKeyName(%q) = %v, want it to say %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// TestDocsNameWhatTheyCite: the READMEs, DEVELOPERS.md and every Go file
+// (its go doc and code comments) name the systems and ideas they cite —
+// JD's logistics serial-number platform, Meituan Leaf, Vesta — and never
+// by the labels of the material idforge was designed from (a numbered
+// "seed" and its articles), which no user has seen.
+func TestDocsNameWhatTheyCite(t *testing.T) {
+	// Built from parts so that this file does not match itself.
+	banned := []string{"seed" + " 00", "seed" + " article", "the seed" + "'s", "种子" + "文章", "种子" + " 00"}
+	check := func(path string) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range strings.Split(string(b), "\n") {
+			lower := strings.ToLower(line)
+			for _, w := range banned {
+				if strings.Contains(lower, w) {
+					t.Errorf("%s:%d mentions %q; name the system or idea instead: %s", path, n+1, w, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	for _, doc := range []string{"README.md", "README.zh-CN.md", "DEVELOPERS.md"} {
+		check(doc)
+	}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") {
+			check(path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,5 +1,6 @@
 // Package client is the Go client of idforge: one Client interface for
-// every way of running it (seed 004, Vesta's deployment modes).
+// every way of running it (Vesta's deployment modes: embedded, a central
+// server, REST).
 //
 //   - NewEmbedded: the issuer runs inside the calling process; no network.
 //   - NewGRPC: a central idforge server (or several) over gRPC.

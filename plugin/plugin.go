@@ -1,5 +1,6 @@
 // Package plugin runs interceptors around every issue of IDs, the plugin
-// layer of the segment+snowflake issuer in seed 002: plugins are ordered
+// layer of segment+snowflake issuers that keep their hot path in Redis
+// Lua scripts and persist to MongoDB: plugins are ordered
 // (a smaller Order runs first), Before may reject a call (and a rejection
 // handler decides what the caller sees), After may transform or record the
 // IDs, OnError sees failures.

@@ -1,7 +1,8 @@
 // Package sequence holds idforge's sequence sources and per-period
-// counters: the number generators of JD's serial-number platform (seed
-// 000), Flickr's ticket servers (seed 003) and the date-stamped Redis
-// serial counters of seed 001.
+// counters: the number generators of JD's (京东) logistics serial-number
+// platform, Flickr-style ticket servers (as Meituan's Leaf write-up
+// describes them) and the date-stamped Redis order numbers made of
+// yyMMddHHmmss and a per-second INCR counter.
 //
 // # Sources
 //
@@ -62,7 +63,8 @@
 //
 // # The clock-rollback guard
 //
-// Seed 001 keeps "the last number" and refuses to go below it. Here the
+// The Redis date-stamped order-number scheme keeps "the last number" and
+// refuses to go below it. Here the
 // mark is the last (period, n) counted, ordered by period then n:
 //
 //   - In memory, each Counter keeps the mark it last issued or recovered,
@@ -104,7 +106,9 @@
 //     is covered for each node's own numbers by its file; numbers other
 //     nodes issued in the same period are not: run Redis with persistence
 //     and replicas that have every write, or let a lost store stay down
-//     for a period (seed 001's reasoning for per-second counters).
+//     for a period (why that scheme counts per second: a Redis down for
+//     more than a second comes back in a new second, whose count starts
+//     afresh).
 //
 // In a zone with daylight saving, the autumn's repeated hour has the
 // same stamps as its first occurrence and is treated like a clock moved

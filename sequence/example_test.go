@@ -22,7 +22,8 @@ func ExampleOpen() {
 	fmt.Println(id, err)
 }
 
-// Seed 001's serial: yyMMddHHmmss plus a per-second counter of at most
+// A date-stamped order number as a Redis scheme makes it: yyMMddHHmmss
+// plus a per-second counter of at most
 // 16383, in Shanghai time, with the mark file in the node's data
 // directory.
 func ExampleOpenCounter() {

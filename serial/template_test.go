@@ -14,10 +14,11 @@ import (
 	"github.com/idforge/idforge/internal/fakeclock"
 )
 
-// TestBusinessExamples renders the serial numbers of JD's article and of
-// the per-second scheme exactly, with a fixed clock and fake sources.
+// TestBusinessExamples renders the serial numbers of JD's logistics
+// serial-number platform and of the Redis per-second scheme exactly,
+// with a fixed clock and fake sources.
 func TestBusinessExamples(t *testing.T) {
-	// The seed's check digit for 123: 123*9 = 1107, 1107 = 35*31 + 22,
+	// JD's check digit for 123: 123*9 = 1107, 1107 = 35*31 + 22,
 	// 22 % 10 = 2.
 	if got := 123 * 9 % 31 % 10; got != 2 {
 		t.Fatalf("123*9%%31%%10 = %d, want 2", got)
@@ -53,7 +54,7 @@ func TestBusinessExamples(t *testing.T) {
 		want:     []string{"QJ000001", "QJ000002"},
 		maxLen:   8,
 	}, {
-		name:     "sequence with the seed's check digit",
+		name:     "sequence with JD's check digit",
 		template: "SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}",
 		clock:    clockAt(2017, 3, 4, 10, 30, 0),
 		sources:  Sources{"sn": newGen(123)},

@@ -78,7 +78,8 @@ type SourceConfig struct {
 	URL     string   `toml:"url"`
 	Balance []string `toml:"balance"`
 	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance;
-	// zero values are the seed's defaults (5m, 200ms, 3, 60s).
+	// zero values are compose's defaults, those of JD's logistics
+	// serial-number platform (5m, 200ms, 3, 60s).
 	RescueAfter   duration `toml:"rescue_after"`
 	SlowThreshold duration `toml:"slow_threshold"`
 	SlowCount     int      `toml:"slow_count"`

@@ -1,5 +1,6 @@
 // Package autoinc combines 2^n auto-increment tables into one sequence,
-// as JD's platform does (seed 000): a value is id << n | index, taken
+// as JD's (京东) logistics serial-number platform does: a value is
+// id << n | index, taken
 // from the tables in turn, so each table's id sequence supplies a
 // disjoint set of values and the tables can live in different databases
 // and servers, one failing while the others carry on.
@@ -23,7 +24,7 @@
 //
 // Each value inserts a row (INSERT … () VALUES () and LAST_INSERT_ID on
 // MySQL, INSERT … DEFAULT VALUES RETURNING id elsewhere), which records
-// when the value was issued, as the seed's tables do. Rows accumulate;
+// when the value was issued, as JD's tables do. Rows accumulate;
 // old ones may be deleted, but keep each table's newest row on MySQL
 // before 8.0 and MariaDB before 10.2.4, which recompute the
 // auto-increment counter from MAX(id) when they restart. The tables are

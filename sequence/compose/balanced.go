@@ -18,18 +18,19 @@ import (
 	"github.com/idforge/idforge/sequence/internal/param"
 )
 
-// Defaults of BalancedOptions. The first four are those of seed 000's
-// BitwiseLoadBalanceSequenceGen; see the package documentation.
+// Defaults of BalancedOptions. The first four are those of the
+// BitwiseLoadBalanceSequenceGen of JD's (京东) logistics serial-number
+// platform; see the package documentation.
 const (
 	// DefaultRescueAfter is how long an ejected source stays out: "默认为5分钟"
-	// (5 minutes) in the seed's text. Its sample configuration uses
+	// (5 minutes) in JD's description. Its sample configuration uses
 	// onErrorRescueThresholdInSeconds = 2000.
 	DefaultRescueAfter = 5 * time.Minute
-	// DefaultSlowThreshold is the seed's timeoutThresholdInMilliseconds.
+	// DefaultSlowThreshold is JD's timeoutThresholdInMilliseconds.
 	DefaultSlowThreshold = 200 * time.Millisecond
-	// DefaultSlowCount is the seed's timeoutEventCountThreshold.
+	// DefaultSlowCount is JD's timeoutEventCountThreshold.
 	DefaultSlowCount = 3
-	// DefaultSlowWindow is the seed's timeoutTimeThresholdInSeconds.
+	// DefaultSlowWindow is JD's timeoutTimeThresholdInSeconds.
 	DefaultSlowWindow = 60 * time.Second
 )
 
@@ -57,7 +58,7 @@ type BalancedOptions struct {
 	// CallTimeout, when positive, bounds each call of a source, on top
 	// of the caller's context: a call that runs out of it counts as an
 	// error of the source (which is ejected) and the next source is
-	// tried. Zero (the default; the seed has no such setting) leaves the
+	// tried. Zero (the default; JD's design has no such setting) leaves the
 	// bound to the caller's context and the source's own timeouts.
 	CallTimeout time.Duration
 	// Names label the sources in Stats, logs and errors, one per source
@@ -178,10 +179,11 @@ type member struct {
 }
 
 // Balanced spreads calls round robin over 2^n sources and issues
-// v << n | i for the value v of source i (seed 000's bitwise load
-// balancing). A source that fails, or is too often slow, is ejected for
-// a while; one whose values no longer fit is skipped for good. IDs are
-// unique; they are not ordered. It is safe for concurrent use.
+// v << n | i for the value v of source i (the bitwise load balancing of
+// JD's logistics serial-number platform). A source that fails, or is
+// too often slow, is ejected for a while; one whose values no longer fit
+// is skipped for good. IDs are unique; they are not ordered. It is safe
+// for concurrent use.
 type Balanced struct {
 	members  []*member
 	bits     uint

@@ -1,11 +1,11 @@
 // Package compose makes any sequence source highly available and fast,
-// as JD's serial-number platform does (seed 000): Balanced spreads calls
+// as JD's (京东) logistics serial-number platform does: Balanced spreads calls
 // over 2^n sources and steps around the ones that fail
 // (BitwiseLoadBalanceSequenceGen), and Expanded turns each value of a
 // slow source into 2^m IDs handed out from memory, fetched ahead of need
 // (QueuedSequenceGen). Both wrap any idforge.Generator: the sources of
 // package sequence (Redis INCR, memcached, an SQL row, auto-increment
-// tables, …), an idforge key, or each other. The seed's set-up is an
+// tables, …), an idforge key, or each other. JD's own set-up is an
 // Expanded over a Balanced:
 //
 //	ID = ((v << n) | i) << m | k    v: value of source i; k: 0 … 2^m−1
@@ -33,18 +33,18 @@
 // (idforge.ErrSpaceExhausted when all are exhausted). A caller whose own
 // context ends is not the source's fault: nothing is ejected then.
 //
-// The defaults are the seed's:
+// The defaults are JD's:
 //
-//	RescueAfter    5 min   the seed's text ("默认为5分钟"); its sample configuration
+//	RescueAfter    5 min   JD's text ("默认为5分钟"); its sample configuration
 //	                       sets onErrorRescueThresholdInSeconds = 2000
 //	SlowThreshold  200 ms  timeoutThresholdInMilliseconds = 200
 //	SlowCount      3       timeoutEventCountThreshold = 3
 //	SlowWindow     60 s    timeoutTimeThresholdInSeconds = 60
-//	CallTimeout    none    not in the seed; when set, bounds each call of a source
+//	CallTimeout    none    not in JD's design; when set, bounds each call
 //
-// The seed speaks of x timeouts "in a row" (连续) within the window; here
+// JD's design speaks of x timeouts "in a row" (连续) within the window; here
 // every slow call in the window counts, which ejects a source that is
-// slow every other call as well. The seed gives one rescue time for both
+// slow every other call as well. JD's design gives one rescue time for both
 // kinds of ejection, and so does Balanced. Five minutes is long for a
 // source that comes back in seconds (a restarted Redis): with few
 // sources, choose seconds. Nothing is tried while every source is
@@ -82,7 +82,7 @@
 // # Expanded
 //
 // NewExpanded takes one value v from its inner source and hands out
-// v << m | 0 … v << m | 2^m−1 from memory (m = MemoryBits, the seed's
+// v << m | 0 … v << m | 2^m−1 from memory (m = MemoryBits, JD's
 // memoryBitLength), so the inner source is called once per 2^m IDs. v
 // must be at least 1 (so no ID is 0 and the first is 2^m) and at most
 // math.MaxInt64 >> m; other values fail with an error wrapping
@@ -94,19 +94,19 @@
 // inner source: it samples the rate at which blocks are taken (every
 // Ahead/4, from 1 to 25 ms) and keeps enough ready for Ahead plus one
 // inner call at that rate, from 1 up to MaxQueued, fetching with up to
-// Fetchers calls in flight: the seed's asynchronous generation that
+// Fetchers calls in flight: JD's asynchronous generation that
 // adapts to the consumption rate. A caller that
 // finds no block ready fetches one itself (the others that need one wait
 // for it and share its error, so an inner failure reaches callers at
 // once); Stats counts those waits. The defaults:
 //
-//	MemoryBits  3      memoryBitLength = 3 in the seed's sample
-//	Ahead       100 ms the seed reserves reserveTimeInMilliseconds = 10 ms with a
+//	MemoryBits  3      memoryBitLength = 3 in JD's sample configuration
+//	Ahead       100 ms JD's sample has reserveTimeInMilliseconds = 10 ms, a
 //	                   20 ms loop (loopSleepInterval); this prefetcher is woken by
 //	                   consumption and keeps more to ride out latency spikes
-//	MaxQueued   1024   not in the seed; bounds what a crash loses
-//	Fetchers    4      not in the seed (its "thread pool" has no size)
-//	NoPrefetch  false  the seed's enableAsync = true
+//	MaxQueued   1024   not in JD's design; bounds what a crash loses
+//	Fetchers    4      not in JD's design (its "thread pool" has no size)
+//	NoPrefetch  false  JD's enableAsync = true
 //
 // What a crash loses: the unused IDs of the current block and of the
 // blocks ready or being fetched, at most (1 + MaxQueued) × 2^m IDs and

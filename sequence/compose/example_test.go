@@ -35,9 +35,9 @@ func Example() {
 	// Output: [8 9 10 11 12 13 14 15]
 }
 
-// Four Redis counters on two servers, seed 000's high-availability
-// set-up, as a configuration would list them. Every node lists the same
-// URLs in the same order.
+// Four Redis counters on two servers, the high-availability set-up of
+// JD's (京东) logistics serial-number platform, as a configuration would
+// list them. Every node lists the same URLs in the same order.
 func ExampleOpenBalanced() {
 	ctx := context.Background()
 	bal, err := compose.OpenBalanced(ctx, []string{

@@ -15,24 +15,24 @@ import (
 
 // Defaults and limits of ExpandedOptions.
 const (
-	// DefaultMemoryBits is the seed's memoryBitLength: 8 IDs per value of
+	// DefaultMemoryBits is JD's memoryBitLength: 8 IDs per value of
 	// the inner source.
 	DefaultMemoryBits = 3
 	// MaxMemoryBits bounds MemoryBits: 2^32 IDs per inner value, all lost
 	// at once by a crash, is already more than anyone should want.
 	MaxMemoryBits = 32
-	// DefaultAhead is how far ahead the prefetcher keeps blocks ready. The
-	// seed's sample (reserveTimeInMilliseconds) keeps 10 ms with a 20 ms
+	// DefaultAhead is how far ahead the prefetcher keeps blocks ready. JD's
+	// sample configuration (reserveTimeInMilliseconds) keeps 10 ms with a 20 ms
 	// loop; this prefetcher is woken by consumption, and 100 ms also
 	// rides out the inner source's latency spikes.
 	DefaultAhead = 100 * time.Millisecond
-	// DefaultMaxQueued bounds the blocks kept ready (the seed gives no
-	// bound): at most (1 + 1024) × 2^m IDs are lost by a crash.
+	// DefaultMaxQueued bounds the blocks kept ready (JD's platform gives
+	// no bound): at most (1 + 1024) × 2^m IDs are lost by a crash.
 	DefaultMaxQueued = 1024
 	// MaxQueuedLimit is the largest MaxQueued accepted.
 	MaxQueuedLimit = 1 << 20
 	// DefaultFetchers is how many inner calls the prefetcher may have in
-	// flight at once. The seed's asynchronous task runs in "a thread
+	// flight at once. JD's asynchronous task runs in "a thread
 	// (pool)" of unstated size; 4 lets it keep up with an inner source
 	// whose latency is several times the time a block lasts.
 	DefaultFetchers = 4
@@ -44,7 +44,7 @@ const (
 // the default documented on it.
 type ExpandedOptions struct {
 	// MemoryBits is m: each value v of the inner source gives the 2^m IDs
-	// v << m | 0 … v << m | 2^m−1 (the seed's memoryBitLength). From 1 to
+	// v << m | 0 … v << m | 2^m−1 (JD's memoryBitLength). From 1 to
 	// MaxMemoryBits; default DefaultMemoryBits (3). Every Expanded over the
 	// same inner counter must use the same m (see the package
 	// documentation).
@@ -59,7 +59,7 @@ type ExpandedOptions struct {
 	// Fetchers bounds the prefetcher's concurrent calls of the inner
 	// source, 1 to 1024. Default DefaultFetchers (4).
 	Fetchers int
-	// NoPrefetch turns the prefetcher off (the seed's enableAsync=false):
+	// NoPrefetch turns the prefetcher off (JD's enableAsync=false):
 	// a caller that finds the current block used up fetches the next one
 	// itself.
 	NoPrefetch bool
@@ -142,7 +142,8 @@ type block struct {
 }
 
 // Expanded hands out 2^m IDs from memory for each value of an inner
-// generator (seed 000's QueuedSequenceGen), with a background prefetcher
+// generator (the QueuedSequenceGen of JD's (京东) logistics serial-number
+// platform), with a background prefetcher
 // that keeps blocks ready for the next Ahead at the measured rate. It
 // implements idforge.BatchGenerator; IDs are unique, not ordered. It is
 // safe for concurrent use.

@@ -320,8 +320,9 @@ func TestExpandedWaitersShareError(t *testing.T) {
 	}
 }
 
-// The seed's set-up: an Expanded over a Balanced of four sources, one of
-// which fails under load. Callers see no error and no duplicate.
+// The set-up of JD's serial-number platform: an Expanded over a Balanced
+// of four sources, one of which fails under load. Callers see no error
+// and no duplicate.
 func TestExpandedOverBalanced(t *testing.T) {
 	cs := []*counter{newCounter(0), newCounter(0), newCounter(0), newCounter(0)}
 	bal, err := compose.NewBalanced(gens(cs...), compose.BalancedOptions{RescueAfter: 50 * time.Millisecond, Logger: quiet})

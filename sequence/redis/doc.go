@@ -3,8 +3,9 @@
 //
 // # Source
 //
-// A Source issues the values of one counter key with INCR (seed 000:
-// about 60 000 per second from one server). Importing this package
+// A Source issues the values of one counter key with INCR (JD's (京东)
+// logistics serial-number platform measured about 60 000 per second from
+// one server). Importing this package
 // registers the schemes "redis" and "rediss" (TLS) with sequence.Open:
 //
 //	redis://[user:password@]host:6379/db?key=orders&start=1&create=true

@@ -1,6 +1,7 @@
 // Package sqlrow keeps sequences and per-period counters in SQL rows:
 // MySQL/MariaDB (go-sql-driver/mysql), PostgreSQL (pgx) and SQLite
-// (modernc.org/sqlite). It is seed 000's "column + 1" generator, with any
+// (modernc.org/sqlite). It is the "column + 1" generator of JD's (京东)
+// logistics serial-number platform, with any
 // number of named counters in one table, each serialised by its row lock.
 //
 // # Source
@@ -14,7 +15,7 @@
 // RETURNING current_value; on MySQL, where UPDATE has no RETURNING,
 // UPDATE … SET current_value = LAST_INSERT_ID(current_value + 1) WHERE
 // name = ?, whose new value comes back in the statement's own reply: the
-// same as the seed's UPDATE then SELECT in one REPEATABLE READ
+// same as JD's UPDATE then SELECT in one REPEATABLE READ
 // transaction, in one round trip. Importing the package registers
 // sequence.Open's schemes:
 //

@@ -1,4 +1,4 @@
-// Package tickets is Flickr's ticket servers (seed 003) on MySQL and
+// Package tickets is Flickr-style ticket servers on MySQL and
 // MariaDB: N databases, server i issuing i, i+N, i+2N, … from an
 // auto-increment column with auto_increment_increment = N and
 // auto_increment_offset = i, taken round robin by the clients, and a

@@ -1,5 +1,6 @@
 // Package redisseg is a segment store with Redis in front of a database:
-// the "segment" strategy of seed 002, with the SQL stores (SQLite,
+// the segment strategy of issuers that hand out segments with Redis Lua
+// scripts and persist max to MongoDB, with the SQL stores (SQLite,
 // MySQL/MariaDB, PostgreSQL) in MongoDB's place. Redis hands out segments
 // from one hash per key, moved by one Lua script per claim; the database
 // keeps the keys, their catalogue and max_id, the durable high-water mark,
@@ -114,8 +115,8 @@
 // range as it is issued: no value is issued twice. And since every room
 // was a block reserved below max_id, everything Redis has handed out or
 // holds lies below the database's max_id: a Redis that lost everything
-// starts again at max_id (the seed's "cur = max + 1", for a max_id that
-// is the first value not claimed) and repeats nothing.
+// starts again at max_id (the Redis-and-MongoDB design's "cur = max + 1",
+// for a max_id that is the first value not claimed) and repeats nothing.
 //
 // # Failures
 //

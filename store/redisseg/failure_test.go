@@ -435,8 +435,9 @@ func TestRedisRestartsEmpty(t *testing.T) {
 
 // TestRestartStartsAtMax checks the restart rule exactly, with one node
 // and nothing else going on: after Redis lost its data, the next segment
-// starts at the database's max_id (the seed's "cur = max + 1", for a
-// max_id that is the first value not yet claimed).
+// starts at the database's max_id (the Redis-and-MongoDB design's
+// "cur = max + 1", for a max_id that is the first value not yet
+// claimed).
 func TestRestartStartsAtMax(t *testing.T) {
 	c := newCluster(t, clusterOpts{nodes: 1, factor: 5})
 	n := c.nodes[0]
