@@ -242,7 +242,7 @@ func (k Key) Validate() error {
 		return err
 	}
 	if _, err := ParseStrategy(string(k.Strategy)); err != nil {
-		return fmt.Errorf("key %q: %w", k.Name, err)
+		return fmt.Errorf("%w (key %q)", err, k.Name)
 	}
 	if k.Strategy == StrategySegment {
 		if k.Step < 1 || k.Step > MaxStep {

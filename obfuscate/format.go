@@ -42,7 +42,9 @@ const (
 func ParseFormat(spec string) (Format, error) {
 	f, err := parseFormat(spec)
 	if err != nil {
-		return Format{}, fmt.Errorf("format %s: %w", clip(spec), err)
+		// The sentinel first, so the message begins "idforge: …" once;
+		// the spec it was about after.
+		return Format{}, fmt.Errorf("%w (format %s)", err, clip(spec))
 	}
 	return f, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -41,6 +42,8 @@ func checkErrorLine(t *testing.T, stderr, want string) {
 func TestErrorsNameIdforgeOnce(t *testing.T) {
 	badKeys := filepath.Join(t.TempDir(), "keys.toml")
 	os.WriteFile(badKeys, []byte("[[keys]]\nname = \"订单\"\n"), 0o600)
+	badFormat := filepath.Join(t.TempDir(), "format.toml")
+	os.WriteFile(badFormat, []byte("[[keys]]\nname = \"k\"\nformat = \"base62:min=订\"\n"), 0o600)
 	badSource := filepath.Join(t.TempDir(), "sources.toml")
 	os.WriteFile(badSource, []byte("[[sources]]\nname = \"a b\"\nurl = \"memory://\"\n"), 0o600)
 	for _, tc := range []struct {
@@ -56,6 +59,7 @@ func TestErrorsNameIdforgeOnce(t *testing.T) {
 		{"bad layout", 2, "invalid snowflake layout", []string{"next", "order", "--layout", "bogus"}},
 		{"config key", 2, "invalid key name: character 1 '订' (U+8BA2) is not allowed; names use A-Z a-z 0-9 . _ : - (keys[0])", []string{"next", "order", "--config", badKeys}},
 		{"config source", 2, "invalid key name: character 2 ' ' (U+0020) is not allowed; names use A-Z a-z 0-9 . _ : - (sources[0])", []string{"next", "order", "--config", badSource}},
+		{"config format", 2, "option min: character 1 '订' (U+8BA2) is not allowed", []string{"next", "order", "--config", badFormat}},
 		{"unknown key", 1, "unknown key", []string{"next", "nosuch"}},
 		{"unknown command", 2, `unknown command "frob"`, []string{"frob"}},
 	} {
@@ -253,7 +257,9 @@ func TestStoreCommandsOpenNoNode(t *testing.T) {
 // TestHTTPErrorsNameIdforgeOnce sends failing requests of every kind to
 // the node's whole HTTP surface (idforge's API, Leaf's, Tinyid's and
 // Vesta's endpoints, authentication): no answer repeats the prefix
-// ("idforge: idforge: …"), and a refused key name names the character.
+// ("idforge: idforge: …") or names idforge twice (Leaf's decode answer
+// carries its message twice, once in Leaf's errorMsg), and a refused key
+// name names the character.
 func TestHTTPErrorsNameIdforgeOnce(t *testing.T) {
 	cfg := defaultConfig()
 	cfg.Data = t.TempDir()
@@ -333,8 +339,17 @@ func TestHTTPErrorsNameIdforgeOnce(t *testing.T) {
 			t.Errorf("%s %s: %d %s; want an error", tc.method, tc.path, status, body)
 			continue
 		}
-		if strings.Contains(body, "idforge: idforge:") {
-			t.Errorf("%s %s: %d %s repeats the prefix", tc.method, tc.path, status, body)
+		if strings.Contains(body, "idforge: idforge:") || strings.Count(body, prefix) > 2 ||
+			strings.Count(body, prefix) == 2 && !strings.Contains(body, `"errorMsg"`) {
+			t.Errorf("%s %s: %d %s names idforge more than once", tc.method, tc.path, status, body)
+		}
+		var answer struct {
+			Error struct{ Message string } `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(body), &answer); err == nil {
+			if msg := answer.Error.Message; strings.Contains(msg, prefix) && !strings.HasPrefix(msg, prefix) {
+				t.Errorf("%s %s: message %q puts context before idforge's own message", tc.method, tc.path, msg)
+			}
 		}
 		if tc.want != "" && !strings.Contains(body, tc.want) {
 			t.Errorf("%s %s: %d %s; want it to say %q", tc.method, tc.path, status, body, tc.want)
