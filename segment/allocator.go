@@ -137,6 +137,27 @@ func (b *buffer) take(n int64) (lo, hi int64) {
 	return lo, lo + min(n, b.end-lo)
 }
 
+// takeBelow reserves up to n values of b, all below limit. It returns the
+// range taken; an empty one with full false when b is exhausted (the
+// caller moves on to the next buffer), with full true when b's next value
+// is limit or more (nothing was taken). The compare-and-swap never moves
+// next past limit, so a value at or above it stays for other callers.
+func (b *buffer) takeBelow(n, limit int64) (lo, hi int64, full bool) {
+	for {
+		lo = b.next.Load()
+		if !b.holds(lo) {
+			return 0, 0, false
+		}
+		if lo >= limit {
+			return 0, 0, true
+		}
+		hi = lo + min(n, b.end-lo, limit-lo)
+		if b.next.CompareAndSwap(lo, hi) {
+			return lo, hi, false
+		}
+	}
+}
+
 // remaining returns how many values are left in b and the part after it.
 func (b *buffer) remaining() int64 {
 	var n int64
@@ -263,6 +284,44 @@ func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
 		if err := a.advance(ctx, b); err != nil {
 			return nil, err
 		}
+	}
+	return ids, nil
+}
+
+// NextNBelow returns up to n strictly increasing IDs, all below limit,
+// for a caller that cannot use larger ones (a serial whose seq has
+// width=6 can show no ID from 1,000,000 on). It returns fewer than n only
+// when the next ID would be limit or more. When the very next ID is limit
+// or more it takes nothing and returns an error wrapping
+// idforge.ErrSpaceExhausted: the IDs at and above limit stay for other
+// callers of the key, so an answer that is an error uses up no ID. n must
+// be at least 1.
+func (a *Allocator) NextNBelow(ctx context.Context, n int, limit int64) ([]int64, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	ids := make([]int64, 0, n)
+	for len(ids) < n {
+		b := a.cur.Load()
+		lo, hi, full := b.takeBelow(int64(n-len(ids)), limit)
+		if full {
+			break
+		}
+		if hi > lo {
+			for v := lo; v < hi; v++ {
+				ids = append(ids, v)
+			}
+			continue
+		}
+		if err := a.advance(ctx, b); err != nil {
+			if len(ids) > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
+				break
+			}
+			return nil, err
+		}
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("%w: key %q: the next ID is %d or more", idforge.ErrSpaceExhausted, a.key, limit)
 	}
 	return ids, nil
 }
