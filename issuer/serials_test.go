@@ -37,6 +37,9 @@ func (d *dayCounter) Next(ctx context.Context, at time.Time) (int64, time.Time, 
 	return d.next, day, nil
 }
 
+// CountsPer says the counter counts per day, as sequence.Counter does.
+func (d *dayCounter) CountsPer() (string, *time.Location) { return "day", time.UTC }
+
 func TestSerials(t *testing.T) {
 	ctx := context.Background()
 	st := memstore.New()
@@ -83,7 +86,7 @@ func TestSerials(t *testing.T) {
 		want error
 	}{
 		"taken in config": {idforge.Serial{Name: "qj", Template: "x"}, idforge.ErrKeyExists},
-		"taken in store":  {idforge.Serial{Name: "sn", Template: "x"}, idforge.ErrKeyExists},
+		"taken in store":  {idforge.Serial{Name: "sn", Template: "X@{seq:order}"}, idforge.ErrKeyExists},
 		"bad template":    {idforge.Serial{Name: "bad", Template: "@{date:qqq}"}, idforge.ErrInvalidArgument},
 		"unknown source":  {idforge.Serial{Name: "bad", Template: "@{seq:nope}"}, idforge.ErrUnknownKey},
 		"bad zone":        {idforge.Serial{Name: "bad", Template: "x", TimeZone: "Mars/Olympus"}, idforge.ErrInvalidArgument},

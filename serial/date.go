@@ -328,15 +328,16 @@ var periodFields = map[string][]byte{
 	"second": {opYear, opMonth, opDay, opHour, opMinute, opSecond},
 }
 
-// shows reports whether the date parts among nodes, rendered in a zone
-// named zone (any zone when zone is ""), together show every field of
-// a period. yy counts as the year, DDD as the month and day, and hh
-// (12-hour) does not count as the hour.
-func shows(nodes []node, period, zone string) bool {
+// shows reports whether the date parts among nodes for which use
+// reports true (use nil: all of them), rendered in a zone named zone (any
+// zone when zone is ""), together show every field of a period. yy counts
+// as the year, DDD as the month and day, and hh (12-hour) does not count
+// as the hour.
+func shows(nodes []node, period, zone string, use func(node int) bool) bool {
 	have := map[byte]bool{}
-	for _, n := range nodes {
+	for i, n := range nodes {
 		d, ok := n.part.(*datePart)
-		if !ok || (zone != "" && d.loc.String() != zone) {
+		if !ok || (zone != "" && d.loc.String() != zone) || use != nil && !use(i) {
 			continue
 		}
 		for _, op := range d.ops {

@@ -10,10 +10,9 @@
 //	@{date:yyMMddHHmmss}@{seq:persec,width=4}                2504131200000001
 //
 // Parse compiles a template once; Template.Next renders one serial and
-// Template.NextN several. A Template is safe for concurrent use. It adds
-// no uniqueness of its own: serials are unique because the numbers in
-// them are, so every template that must be unique needs a seq part (and
-// a per-period counter only together with the date of its period).
+// Template.NextN several. A Template is safe for concurrent use. Serials
+// are unique because a number in them is, and Parse accepts only a
+// template that can prove it (see Uniqueness).
 //
 // # Syntax
 //
@@ -49,10 +48,11 @@
 // Options.Resolver returns for NAME at parse time: an idforge.Generator
 // (a segment or snowflake key, a Redis INCR, …) or an
 // idforge.PeriodCounter (a counter per second or per day). width=N pads
-// on the left with C (default 0) to N characters; a number with more
-// than N digits is an error wrapping idforge.ErrSpaceExhausted, never a
-// longer serial. Without width the number takes up to 19 digits.
-// Negative numbers are an error.
+// on the left with C (default 0; a digit other than 0 is refused, since
+// width=3,pad=1 would render 1 and 11 alike) to N characters. A width
+// only pads: it never cuts or wraps a number, and a number with more than
+// N digits is never rendered (see "When a width runs out"). Without width
+// the number takes up to 19 digits. Negative numbers are an error.
 //
 // param:NAME[,width=N[,pad=C]|,max=N][,chars=SET] renders the request
 // parameter NAME after checking it: it must be present and non-empty,
@@ -81,7 +81,54 @@
 //
 // A Go program adds kinds with RegisterKind: a Kind compiles an Expr into
 // a Part that knows its maximum length and renders itself given the Eval
-// context (time, parameters, the values of parts it refers to).
+// context (time, parameters, the values of parts it refers to). A custom
+// part is not a counter unless it implements UniqueCounter and says so.
+//
+// # Uniqueness
+//
+// A template must be able to prove that it never renders the same serial
+// twice, or Parse refuses it with a *SyntaxError naming the problem. The
+// proof rests on a counter: a seq part, or a custom part that declares
+// itself a UniqueCounter. Static text, dates, parameters, checksums and
+// random characters all repeat (R@{random:4} has 10,000 values), so a
+// template of those alone is refused: a label that may repeat is not a
+// serial.
+//
+// The counter's text must also be readable out of every serial, or two
+// numbers could render alike next to a part of varying length
+// (@{param:shop}@{seq:order} renders shop A1 with 23 and shop A12 with 3
+// both as A123). It is readable when the parts before it all have a
+// fixed length (or those after it), and it has a fixed length itself
+// (width=) or is closed on the other side by fixed-length parts or by
+// static text that starts (ends) with a byte it never renders, such as
+// "-" after a number. Fixed-length parts are static text, seq and param
+// with width=, checksums, random, and dates whose fields are all padded
+// (yyyy, yy, MM, dd, DDD, HH, hh, mm, ss, S…); M, d, D, H, h, m and s vary,
+// and custom parts count as varying.
+//
+// A per-period counter repeats its numbers in every period, so its
+// period must be readable too: it must say which period it counts in
+// (idforge.PeriodReporter), a readable, fixed-length date must show every
+// field of that period in the counter's time zone (seconds and minutes
+// line up in every zone; yy counts as the year, DDD as the month and
+// day; a two-digit year repeats after a century), and it must be the
+// template's only per-period counter, since dates show the latest period
+// of all of them. QJ@{seq:daily} would issue QJ1 again tomorrow, and is
+// refused. One counter that makes the proof is enough; other seq parts
+// may be anything.
+//
+// # When a width runs out
+//
+// A number with more digits than its width= is never rendered and never
+// wrapped: from a source that is a BoundedGenerator (a segment key) the
+// part asks only for numbers below 10^N, so the numbers too wide stay
+// unused for other users of the source; from any other source the number
+// is drawn, found too wide and lost (a gap, never a duplicate). NextN
+// serves the serials that fit and stops there, without an error; a
+// request of which not even the first serial fits is an error wrapping
+// idforge.ErrSpaceExhausted, and from a bounded source it uses up
+// nothing. With several bounded seq parts the one with the least room
+// cuts the batch, and numbers the others drew past that point are lost.
 //
 // # Names and references
 //

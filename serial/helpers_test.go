@@ -97,7 +97,32 @@ func (c *counter) Next(_ context.Context, at time.Time) (int64, time.Time, error
 	return c.n, c.period, nil
 }
 
+// CountsPer says which calendar period the counter counts in, as
+// sequence.Counter does, so that templates can prove their dates show it.
+func (c *counter) CountsPer() (string, *time.Location) {
+	switch c.per {
+	case time.Second:
+		return "second", c.loc
+	case time.Minute:
+		return "minute", c.loc
+	case time.Hour:
+		return "hour", c.loc
+	case 24 * time.Hour:
+		return "day", c.loc
+	}
+	return c.per.String(), c.loc
+}
+
+// silentCounter is a counter that does not say its period: no template
+// can prove that its dates tell the periods apart.
+type silentCounter struct{ c *counter }
+
+func (s silentCounter) Next(ctx context.Context, at time.Time) (int64, time.Time, error) {
+	return s.c.Next(ctx, at)
+}
+
 var _ idforge.PeriodCounter = (*counter)(nil)
+var _ idforge.PeriodReporter = (*counter)(nil)
 var _ idforge.BatchGenerator = (*batchGen)(nil)
 
 // mustParse parses or fails the test.
@@ -108,6 +133,41 @@ func mustParse(tb testing.TB, text string, opts Options) *Template {
 		tb.Fatalf("Parse(%q): %v", text, err)
 	}
 	return tp
+}
+
+// counterSuffix makes any template provably unique: a number of fixed
+// width at the end can always be read back out of a serial. Tests of the
+// other parts parse their templates with it (parseCounted) and cut it off
+// the serials again (nextCounted).
+const (
+	counterSuffix    = "#@{seq:test-counter,width=3}"
+	counterSuffixLen = len("#001")
+)
+
+// parseCounted parses text followed by counterSuffix, with a fresh
+// generator for the suffix's number added to opts.Resolver.
+func parseCounted(tb testing.TB, text string, opts Options) *Template {
+	tb.Helper()
+	next := opts.Resolver
+	g := newGen(1)
+	opts.Resolver = ResolverFunc(func(name string) (any, error) {
+		if name == "test-counter" {
+			return g, nil
+		}
+		if next == nil {
+			return nil, idforge.ErrUnknownKey
+		}
+		return next.Resolve(name)
+	})
+	return mustParse(tb, text+counterSuffix, opts)
+}
+
+// nextCounted renders one serial of a template parsed by parseCounted,
+// without the suffix.
+func nextCounted(tb testing.TB, tp *Template, params map[string]string) string {
+	tb.Helper()
+	s := mustNext(tb, tp, params)
+	return s[:len(s)-counterSuffixLen]
 }
 
 // mustNext renders one serial or fails the test.

@@ -91,19 +91,19 @@ func TestCustomKinds(t *testing.T) {
 	if x := tp.Explain(); !slices.Equal(x.Order, []int{2, 0}) || !slices.Equal(x.Parts[0].Refs, []string{"seq"}) {
 		t.Fatalf("order %v, refs %v", x.Order, x.Parts[0].Refs)
 	}
-	tp = mustParse(t, "AB@{seq:s}@{test.mirror:all}", Options{Resolver: Sources{"s": newGen(7)}})
+	tp = mustParse(t, "AB@{seq:s,width=1}@{test.mirror:all}", Options{Resolver: Sources{"s": newGen(7)}})
 	if got := mustNext(t, tp, nil); got != "AB77BA" {
 		t.Fatalf("got %q", got)
 	}
 
 	at := time.Date(2017, 3, 4, 0, 0, 0, 0, time.UTC)
-	tp = mustParse(t, "@{test_clock}", Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Location: time.FixedZone("X", 3600)})
-	if got, want := mustNext(t, tp, map[string]string{"who": "me"}), fmt.Sprintf("%d/X/me", at.Unix()); got != want {
+	tp = parseCounted(t, "@{test_clock}", Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Location: time.FixedZone("X", 3600)})
+	if got, want := nextCounted(t, tp, map[string]string{"who": "me"}), fmt.Sprintf("%d/X/me", at.Unix()); got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 
 	// A part that renders more than its MaxLen fails the evaluation.
-	tp = mustParse(t, "@{test-liar}", Options{})
+	tp = parseCounted(t, "@{test-liar}", Options{})
 	_, err := tp.Next(context.Background(), nil)
 	wantErr(t, err, nil, "more than its MaxLen 1")
 

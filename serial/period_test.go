@@ -28,7 +28,7 @@ func TestPeriodMustBeShown(t *testing.T) {
 		"daily_sh":  reportingCounter{newCounter(24*time.Hour, shanghai), "day"},
 		"monthly":   reportingCounter{newCounter(24*time.Hour, time.UTC), "month"},
 		"persec":    reportingCounter{newCounter(time.Second, time.UTC), "second"},
-		"unlabeled": newCounter(24*time.Hour, time.UTC), // says nothing: not checked
+		"unlabeled": silentCounter{newCounter(24*time.Hour, time.UTC)}, // says nothing: cannot be proven
 	}
 	r := ResolverFunc(func(name string) (any, error) {
 		if c, ok := counters[name]; ok {
@@ -60,7 +60,10 @@ func TestPeriodMustBeShown(t *testing.T) {
 		{"@{date:yyMMddHHmmss}@{seq:persec}", shanghai, ""},
 		{"@{date:yyMMddHHmm}@{seq:persec}", nil, "second"},
 		{"@{date:yyMMddhhmmss}@{seq:persec}", nil, "second"},
-		{"X@{seq:unlabeled}", nil, ""},
+		// A counter that does not say its period proves nothing, whatever
+		// the dates show.
+		{"X@{seq:unlabeled}", nil, "does not say which"},
+		{"@{date:yyyyMMddHHmmss}@{seq:unlabeled}", nil, "does not say which"},
 	} {
 		_, err := Parse(tc.text, Options{Resolver: r, Location: tc.loc})
 		switch {

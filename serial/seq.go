@@ -2,7 +2,9 @@ package serial
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/idforge/idforge"
 )
@@ -12,16 +14,33 @@ const kindSeq = "seq"
 // maxInt64Digits is the width of the largest int64, 9223372036854775807.
 const maxInt64Digits = 19
 
+// BoundedGenerator is implemented by a source that can hand out numbers
+// below a limit without taking any at or above it; segment.Allocator (a
+// segment key) is one. A seq part with width=N draws from such a source
+// with the limit 10^N, so that a number too wide for the width is never
+// drawn: it stays for other users of the source, and an answer that is
+// an error uses up no number.
+type BoundedGenerator interface {
+	// NextNBelow returns between 1 and n numbers, all below limit, in
+	// the order the source hands them out; fewer than n only when the
+	// next number would be limit or more. When the next number is limit
+	// or more it takes none and returns an error wrapping
+	// idforge.ErrSpaceExhausted.
+	NextNBelow(ctx context.Context, n int, limit int64) ([]int64, error)
+}
+
 // seqPart renders @{seq:NAME,width=N,pad=C}: a number from a Generator or
 // a PeriodCounter.
 type seqPart struct {
-	col   int
-	name  string
-	gen   idforge.Generator
-	batch idforge.BatchGenerator // gen, when it is one
-	ctr   idforge.PeriodCounter
-	width int  // 0: as many digits as the number has
-	pad   byte // fills up to width
+	col     int
+	name    string
+	gen     idforge.Generator
+	batch   idforge.BatchGenerator // gen, when it is one
+	bounded BoundedGenerator       // gen, when it is one and width= bounds the numbers
+	limit   int64                  // 10^width: the smallest number too wide; 0 when width leaves every int64 room
+	ctr     idforge.PeriodCounter
+	width   int  // 0: as many digits as the number has
+	pad     byte // fills up to width
 }
 
 func compileSeq(e Expr, r Resolver) (*seqPart, error) {
@@ -39,6 +58,16 @@ func compileSeq(e Expr, r Resolver) (*seqPart, error) {
 	if p.width, p.pad, err = widthPad(e); err != nil {
 		return nil, err
 	}
+	if p.width > 0 && p.width < maxInt64Digits {
+		p.limit = 1
+		for range p.width {
+			p.limit *= 10
+		}
+	}
+	if p.pad != '0' && isDigit(p.pad) {
+		o, _ := e.Option("pad")
+		return nil, errAt(o.ValueCol, "pad=%c: a number padded with a digit other than 0 is ambiguous (width=3,pad=%c renders %c and %c%c alike); pad with 0 or a character that is not a digit", p.pad, p.pad, p.pad, p.pad, p.pad)
+	}
 	if r == nil {
 		return nil, errAt(e.ArgCol, "seq:%s: no Resolver to find generators with", e.Arg)
 	}
@@ -52,6 +81,9 @@ func compileSeq(e Expr, r Resolver) (*seqPart, error) {
 	case idforge.Generator:
 		p.gen = s
 		p.batch, _ = s.(idforge.BatchGenerator)
+		if p.limit > 0 {
+			p.bounded, _ = s.(BoundedGenerator)
+		}
 	default:
 		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned %T, want an idforge.Generator or idforge.PeriodCounter", e.Arg, src)
 	}
@@ -103,18 +135,27 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 		var period = ev.now
 		v, period, err = p.ctr.Next(ctx, ev.now)
 		ev.notePeriod(period)
+	case p.bounded != nil:
+		var vals []int64
+		vals, err = p.bounded.NextNBelow(ctx, 1, p.limit)
+		if err == nil && len(vals) != 1 {
+			err = fmt.Errorf("NextNBelow(1) returned %d numbers", len(vals))
+		}
+		if err == nil {
+			v = vals[0]
+		}
 	default:
 		v, err = p.gen.Next(ctx)
 	}
 	if err != nil {
-		return dst, fmt.Errorf("serial: seq %q: %w", p.name, err)
+		return dst, p.sourceErr(err)
 	}
 	if v < 0 {
 		return dst, fmt.Errorf("serial: seq %q: negative number %d", p.name, v)
 	}
 	n := digits(v)
 	if p.width > 0 && n > p.width {
-		return dst, fmt.Errorf("%w: serial: seq %q: %d has more than %d digits", idforge.ErrSpaceExhausted, p.name, v, p.width)
+		return dst, p.tooWide(fmt.Sprintf("the next, %d, has more digits", v))
 	}
 	for ; n < p.width; n++ {
 		dst = append(dst, p.pad)
@@ -129,6 +170,22 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 	i--
 	b[i] = byte('0' + v)
 	return append(dst, b[i:]...), nil
+}
+
+// sourceErr wraps an error of the part's source. A bounded source that
+// has no number left below the width's limit is out of room for this
+// part: the error says so, in the width's terms.
+func (p *seqPart) sourceErr(err error) error {
+	if p.bounded != nil && errors.Is(err, idforge.ErrSpaceExhausted) {
+		return p.tooWide(fmt.Sprintf("the source has no number left below %d", p.limit))
+	}
+	return fmt.Errorf("serial: seq %q: %w", p.name, err)
+}
+
+// tooWide is the error for a part whose source has no more numbers its
+// width can show; it wraps idforge.ErrSpaceExhausted.
+func (p *seqPart) tooWide(detail string) error {
+	return fmt.Errorf("%w: serial: seq %q: width=%d shows numbers up to %s, and %s", idforge.ErrSpaceExhausted, p.name, p.width, strings.Repeat("9", p.width), detail)
 }
 
 // digits returns the number of decimal digits of v ≥ 0.
@@ -161,11 +218,8 @@ func (t *Template) checkPeriods() error {
 		if _, known := periodFields[period]; !known {
 			continue
 		}
-		zone := ""
-		if period != "second" && period != "minute" && loc != nil {
-			zone = loc.String()
-		}
-		if shows(t.nodes, period, zone) {
+		zone := periodZone(period, loc)
+		if shows(t.nodes, period, zone, nil) {
 			continue
 		}
 		in := ""

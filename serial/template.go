@@ -74,8 +74,9 @@ const MaxTextLen = 4096
 const maxTemplateLen = 1 << 20
 
 // Template is a parsed serial-number template. It is immutable and safe
-// for concurrent use; the serials it returns are unique exactly when the
-// sources it draws from make them so.
+// for concurrent use. Parse proved that its serials are unique as long as
+// the counter the proof rests on keeps its promise (a key never hands out
+// a number twice, a per-period counter never within a period).
 type Template struct {
 	text       string
 	loc        *time.Location
@@ -128,10 +129,11 @@ const (
 )
 
 // Parse compiles a template (see the package documentation for the
-// syntax). Every error it returns is a *SyntaxError naming the column of
-// the problem and wrapping idforge.ErrInvalidArgument; when a seq name
-// is unknown to the Resolver it also wraps the Resolver's error (and so
-// idforge.ErrUnknownKey).
+// syntax). It refuses a template that cannot prove its serials never
+// repeat (see Uniqueness in the package documentation). Every error it
+// returns is a *SyntaxError naming the column of the problem and wrapping
+// idforge.ErrInvalidArgument; when a seq name is unknown to the Resolver
+// it also wraps the Resolver's error (and so idforge.ErrUnknownKey).
 func Parse(text string, opts Options) (*Template, error) {
 	if text == "" {
 		return nil, errAt(1, "empty template")
@@ -173,6 +175,9 @@ func Parse(text string, opts Options) (*Template, error) {
 	if err := t.measure(opts.MaxLen); err != nil {
 		return nil, err
 	}
+	if err := t.checkUnique(); err != nil {
+		return nil, err
+	}
 	t.pool.New = func() any {
 		return &Eval{t: t, spans: make([]span, len(t.nodes)), buf: make([]byte, 0, min(t.maxLen, 1024))}
 	}
@@ -192,7 +197,7 @@ func (t *Template) compile(it item, opts *Options) (node, error) {
 		sp, err = compileSeq(e, opts.Resolver)
 		if err == nil {
 			n.part, n.stage = sp, stageSources
-			t.batch = t.batch || sp.batch != nil
+			t.batch = t.batch || sp.batch != nil || sp.bounded != nil
 		}
 	case kindParam:
 		n.part, err = compileParam(e)
@@ -517,12 +522,22 @@ func (t *Template) Next(ctx context.Context, params map[string]string) (string, 
 	return s, err
 }
 
-// NextN renders n serials (n ≥ 1, else an error wrapping
+// NextN renders up to n serials (n ≥ 1, else an error wrapping
 // idforge.ErrInvalidCount) with the same parameters. It checks the
-// parameters before drawing any number, fetches the numbers of each seq source that is an
-// idforge.BatchGenerator in one NextN call, and reads the clock once per
-// serial. On error it returns no serials; numbers already drawn are lost
-// (a gap, never a duplicate).
+// parameters before drawing any number, fetches the numbers of each seq
+// source that is an idforge.BatchGenerator (or a BoundedGenerator) in one
+// call, and reads the clock once per serial.
+//
+// It returns fewer than n serials only when the number space runs out
+// within the batch: a seq's width= has no room for the next number, or
+// its source is exhausted (errors wrapping idforge.ErrSpaceExhausted).
+// The serials rendered before that point are returned without an error;
+// when not even the first can be rendered, the error is returned. A
+// BoundedGenerator source is asked only for numbers its width can show,
+// so the numbers too wide stay unused; from any other source the number
+// found too wide is drawn, and lost (a gap, never a duplicate). On any
+// other error NextN returns no serials, and numbers already drawn are
+// lost.
 func (t *Template) NextN(ctx context.Context, n int, params map[string]string) ([]string, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: serial: n=%d, want at least 1", idforge.ErrInvalidCount, n)
@@ -542,32 +557,58 @@ func (t *Template) NextN(ctx context.Context, n int, params map[string]string) (
 	}()
 	ev.params = params
 	if t.batch && n > 1 {
-		ev.pre = make([][]int64, len(t.nodes))
-		for _, i := range t.order[:t.late] {
-			sp, ok := t.nodes[i].part.(*seqPart)
-			if !ok || sp.batch == nil {
-				continue
-			}
-			vals, err := sp.batch.NextN(ctx, n)
-			if err != nil {
-				return nil, fmt.Errorf("serial: seq %q: %w", sp.name, err)
-			}
-			if len(vals) != n {
-				return nil, fmt.Errorf("serial: seq %q: NextN(%d) returned %d values", sp.name, n, len(vals))
-			}
-			ev.pre[i] = vals
+		var err error
+		if n, err = t.prefetch(ctx, ev, n); err != nil {
+			return nil, err
 		}
 	}
-	out := make([]string, n)
-	for k := range out {
+	out := make([]string, 0, n)
+	for k := range n {
 		ev.k = k
 		s, err := t.eval(ctx, ev)
 		if err != nil {
+			if k > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
+				break // the space ran out: serve what fits
+			}
 			return nil, err
 		}
-		out[k] = s
+		out = append(out, s)
 	}
 	return out, nil
+}
+
+// prefetch draws the numbers of up to n serials from the seq sources
+// that hand out batches, into ev.pre, and returns how many serials they
+// cover. The bounded sources go first, each asked for as many as the ones
+// before it gave: they may cut the batch short, and when one has nothing
+// left it takes nothing, so an error costs the fewest numbers. The other
+// batch sources then draw exactly that many.
+func (t *Template) prefetch(ctx context.Context, ev *Eval, n int) (int, error) {
+	ev.pre = make([][]int64, len(t.nodes))
+	for _, bounded := range []bool{true, false} {
+		for _, i := range t.order[:t.late] {
+			sp, ok := t.nodes[i].part.(*seqPart)
+			if !ok || bounded && sp.bounded == nil || !bounded && (sp.bounded != nil || sp.batch == nil) {
+				continue
+			}
+			var vals []int64
+			var err error
+			if bounded {
+				vals, err = sp.bounded.NextNBelow(ctx, n, sp.limit)
+			} else {
+				vals, err = sp.batch.NextN(ctx, n)
+			}
+			if err != nil {
+				return 0, sp.sourceErr(err)
+			}
+			if len(vals) == 0 || len(vals) > n || !bounded && len(vals) != n {
+				return 0, fmt.Errorf("serial: seq %q: asked for %d numbers, got %d", sp.name, n, len(vals))
+			}
+			n = len(vals)
+			ev.pre[i] = vals
+		}
+	}
+	return n, nil
 }
 
 // eval renders one serial into a new string.

@@ -98,7 +98,7 @@ func TestSeqWidth(t *testing.T) {
 		}
 	}
 	_, err := tp.Next(ctx, nil)
-	wantErr(t, err, idforge.ErrSpaceExhausted, `"s"`, "100", "2 digits")
+	wantErr(t, err, idforge.ErrSpaceExhausted, `"s"`, "100", "width=2", "up to 99")
 
 	tp = mustParse(t, "@{seq:s,width=5,pad=x}|@{seq:t}", Options{Resolver: Sources{"s": newGen(42), "t": newGen(9223372036854775807)}})
 	if got, want := mustNext(t, tp, nil), "xxx42|9223372036854775807"; got != want {
@@ -324,11 +324,11 @@ func TestStaticText(t *testing.T) {
 		"单号@{date:yyyy}":     "单号2017",
 	}
 	for text, want := range tests {
-		tp := mustParse(t, text, Options{Clock: clockAt(2017, 3, 4, 0, 0, 0)})
-		if got := mustNext(t, tp, nil); got != want {
+		tp := parseCounted(t, text, Options{Clock: clockAt(2017, 3, 4, 0, 0, 0)})
+		if got := nextCounted(t, tp, nil); got != want {
 			t.Errorf("%q rendered %q, want %q", text, got, want)
 		}
-		if tp.String() != text {
+		if tp.String() != text+counterSuffix {
 			t.Errorf("String() = %q, want %q", tp.String(), text)
 		}
 	}
@@ -364,7 +364,14 @@ func TestDateLayouts(t *testing.T) {
 		{"'年'", nil, "年", 3},
 	}
 	for _, tc := range tests {
-		tp, err := Parse("@{date:"+tc.layout+"}", Options{Clock: fakeclock.New(at), Location: tc.loc})
+		text := "@{date:" + tc.layout + "}"
+		if tc.want == "" {
+			if _, err := Parse(text, Options{Clock: fakeclock.New(at), Location: tc.loc}); err == nil {
+				t.Errorf("%q: parsed, want an error", tc.layout)
+			}
+			continue
+		}
+		tp, err := Parse(text+counterSuffix, Options{Clock: fakeclock.New(at), Location: tc.loc, Resolver: Sources{"test-counter": newGen(1)}})
 		if tc.want == "" {
 			if err == nil {
 				t.Errorf("%q: parsed, want an error", tc.layout)
@@ -375,22 +382,22 @@ func TestDateLayouts(t *testing.T) {
 			t.Errorf("%q: %v", tc.layout, err)
 			continue
 		}
-		if got := mustNext(t, tp, nil); got != tc.want {
+		if got := nextCounted(t, tp, nil); got != tc.want {
 			t.Errorf("%q rendered %q, want %q", tc.layout, got, tc.want)
 		}
-		if tp.MaxLen() != tc.max {
-			t.Errorf("%q: MaxLen %d, want %d", tc.layout, tp.MaxLen(), tc.max)
+		if got := tp.MaxLen() - counterSuffixLen; got != tc.max {
+			t.Errorf("%q: MaxLen %d, want %d", tc.layout, got, tc.max)
 		}
 	}
 	// Noon and midnight on the 12-hour clock.
 	for hour, want := range map[int]string{0: "12", 12: "12", 13: "01"} {
-		tp := mustParse(t, "@{date:hh}", Options{Clock: clockAt(2017, 3, 4, hour, 0, 0)})
-		if got := mustNext(t, tp, nil); got != want {
+		tp := parseCounted(t, "@{date:hh}", Options{Clock: clockAt(2017, 3, 4, hour, 0, 0)})
+		if got := nextCounted(t, tp, nil); got != want {
 			t.Errorf("hh at %d:00 = %q, want %q", hour, got, want)
 		}
 	}
 	// Years without four digits are refused, not rendered longer.
-	tp := mustParse(t, "@{date:yy}", Options{Clock: fakeclock.New(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))})
+	tp := parseCounted(t, "@{date:yy}", Options{Clock: fakeclock.New(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))})
 	if _, err := tp.Next(context.Background(), nil); err == nil {
 		t.Fatal("year 10000 rendered")
 	}
@@ -425,28 +432,28 @@ func TestChecksums(t *testing.T) {
 	if got, want := mustNext(t, tp, nil), fmt.Sprintf("CN20170304-0001%c", checkDigit("luhn", []byte("201703040001"))); got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
-	tp = mustParse(t, "@{param:p,chars=digits}@{checksum:iso7064,of=p}", Options{})
-	if got := mustNext(t, tp, map[string]string{"p": "000000021694233"}); got != "000000021694233X" {
+	tp = parseCounted(t, "@{param:p,chars=digits}@{checksum:iso7064,of=p}", Options{})
+	if got := nextCounted(t, tp, map[string]string{"p": "000000021694233"}); got != "000000021694233X" {
 		t.Fatalf("got %q", got)
 	}
 	// A custom part is checked when it renders.
-	tp = mustParse(t, "@{param:p,as=q}@{test.mirror:q,as=m}@{checksum:luhn,of=m}", Options{})
+	tp = parseCounted(t, "@{param:p,as=q}@{test.mirror:q,as=m}@{checksum:luhn,of=m}", Options{})
 	_, err := tp.Next(ctx, map[string]string{"p": "12a"})
 	wantErr(t, err, idforge.ErrInvalidArgument, "not a digit")
-	tp = mustParse(t, "ab@{checksum:luhn}", Options{})
+	tp = parseCounted(t, "ab@{checksum:luhn}", Options{})
 	_, err = tp.Next(ctx, nil)
 	wantErr(t, err, idforge.ErrInvalidArgument, "no digits")
 }
 
 func TestRandom(t *testing.T) {
-	tp := mustParse(t, "R@{random:12}-@{random:40,chars=crockford}", Options{})
-	if tp.MaxLen() != 1+12+1+40 {
+	tp := parseCounted(t, "R@{random:12}-@{random:40,chars=crockford}", Options{})
+	if tp.MaxLen() != 1+12+1+40+counterSuffixLen {
 		t.Fatalf("MaxLen = %d", tp.MaxLen())
 	}
 	seen := map[string]bool{}
 	for range 100 {
-		s := mustNext(t, tp, nil)
-		if len(s) != tp.MaxLen() || s[0] != 'R' || s[13] != '-' {
+		s := nextCounted(t, tp, nil)
+		if len(s) != tp.MaxLen()-counterSuffixLen || s[0] != 'R' || s[13] != '-' {
 			t.Fatalf("bad shape %q", s)
 		}
 		for _, c := range []byte(s[1:13]) {
@@ -493,7 +500,7 @@ func TestEvaluationOrder(t *testing.T) {
 
 	// A chain: c2 covers c1, which covers the param; text order is the
 	// reverse.
-	tp := mustParse(t, "@{checksum:luhn,of=c1,as=c2}@{checksum:luhn,of=p,as=c1}@{date:yyyy}@{param:p,chars=digits}@{seq:s}",
+	tp := mustParse(t, "@{checksum:luhn,of=c1,as=c2}@{checksum:luhn,of=p,as=c1}@{date:yyyy}@{param:p,chars=digits}@{seq:s,width=1}",
 		Options{Resolver: Sources{"s": newGen(5)}, Clock: clockAt(2017, 3, 4, 0, 0, 0)})
 	if got, want := tp.Explain().Order, []int{3, 4, 1, 0, 2}; !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
@@ -507,7 +514,7 @@ func TestEvaluationOrder(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	src := Sources{"a": newGen(11), "b": newGen(22)}
-	tp := mustParse(t, "@{seq:a}@{seq:b,as=second}@{checksum:mod,of=a}@{checksum:mod,of=second,as=k2}@{param:p}", Options{Resolver: src})
+	tp := mustParse(t, "@{seq:a,width=2}@{seq:b,width=2,as=second}@{checksum:mod,of=a}@{checksum:mod,of=second,as=k2}@{param:p}", Options{Resolver: src})
 	x := tp.Explain()
 	want := [][]string{{"a"}, {"second", "b"}, {}, {"k2"}, {"p", "param"}}
 	for i, p := range x.Parts {
@@ -519,12 +526,12 @@ func TestNames(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	// Two parts sharing a name are fine until something refers to it.
-	mustParse(t, "@{param:p}@{param:p}", Options{})
+	parseCounted(t, "@{param:p}@{param:p}", Options{})
 }
 
 func TestExplain(t *testing.T) {
 	tp := mustParse(t, "SN-@{seq:sn,width=6}-@{checksum:mod,of=sn}@{seq:c,as=n}@{seq:b}", Options{Resolver: Sources{
-		"sn": newGen(1), "c": newCounter(time.Second, time.UTC), "b": &batchGen{}}})
+		"sn": newGen(1), "c": silentCounter{newCounter(time.Second, time.UTC)}, "b": &batchGen{}}})
 	x := tp.Explain()
 	if x.MaxLen != 3+6+1+1+19+19 || x.Template != tp.String() || len(x.Parts) != 6 {
 		t.Fatalf("explanation %+v", x)
@@ -658,8 +665,13 @@ func TestLatestPeriodWins(t *testing.T) {
 	clk := clockAt(2025, 4, 13, 12, 0, 0)
 	full := newCounter(time.Second, time.UTC)
 	full.cap = 1
-	tp := mustParse(t, "@{date:HHmmss}-@{seq:a}-@{seq:b}", Options{Clock: clk, Resolver: Sources{"a": newCounter(time.Second, time.UTC), "b": full}})
-	for _, want := range []string{"120000-1-1", "120001-2-1", "120002-3-1"} {
+	// Two per-period counters prove nothing on their own (the date shows
+	// only the later period): the key g makes the template unique, and
+	// counters that do not say their period are not checked against the
+	// dates.
+	tp := mustParse(t, "@{date:HHmmss}-@{seq:a}-@{seq:b}-@{seq:g}", Options{Clock: clk, Resolver: Sources{
+		"a": silentCounter{newCounter(time.Second, time.UTC)}, "b": silentCounter{full}, "g": newGen(1)}})
+	for _, want := range []string{"120000-1-1-1", "120001-2-1-2", "120002-3-1-3"} {
 		if got := mustNext(t, tp, nil); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}
@@ -724,8 +736,8 @@ func TestLimits(t *testing.T) {
 	}
 	// Many parts reading everything before them, and a long chain of
 	// references running against the text order, stay cheap.
-	all := "1" + strings.Repeat("@{checksum:mod}", (MaxTextLen-1)/len("@{checksum:mod}"))
-	tp := mustParse(t, all, Options{})
+	all := "1" + strings.Repeat("@{checksum:mod}", (MaxTextLen-1-len(counterSuffix))/len("@{checksum:mod}"))
+	tp := parseCounted(t, all, Options{})
 	if s := mustNext(t, tp, nil); len(s) != tp.MaxLen() {
 		t.Fatalf("rendered %d bytes, MaxLen %d", len(s), tp.MaxLen())
 	}
