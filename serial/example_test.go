@@ -121,6 +121,7 @@ func ExampleTemplate_Explain() {
 	// template: @{checksum:luhn,of=seq}@{date:yyyyMMdd}@{seq:order,width=8}
 	// max length: 17
 	// evaluation order: #2 #0 #1
+	// unique by: #2 seq:order, a counter every serial shows
 	// #  col  kind      argument           options  max  names       refers to
 	// 0  1    checksum  luhn               of=seq   1    checksum    seq
 	// 1  24   date      yyyyMMdd           -        8    date        -

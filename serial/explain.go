@@ -23,6 +23,9 @@ type Explanation struct {
 	// Order is the evaluation order: indexes into Parts, static text
 	// left out.
 	Order []int
+	// UniqueBy is the index in Parts of the counter Parse's uniqueness
+	// proof rests on (see Uniqueness in the package documentation).
+	UniqueBy int
 }
 
 // PartInfo describes one piece of a template.
@@ -50,7 +53,7 @@ type PartInfo struct {
 
 // Explain describes t.
 func (t *Template) Explain() Explanation {
-	x := Explanation{Template: t.text, MaxLen: t.maxLen, Params: t.Params(), Order: slices.Clone(t.order)}
+	x := Explanation{Template: t.text, MaxLen: t.maxLen, Params: t.Params(), Order: slices.Clone(t.order), UniqueBy: t.uniqueBy}
 	for _, n := range t.nodes {
 		p := PartInfo{Col: n.col, Kind: n.kind, Arg: n.arg, Options: slices.Clone(n.opts), MaxLen: n.max, Names: slices.Clone(n.names)}
 		if n.part == nil {
@@ -86,6 +89,10 @@ func (x Explanation) String() string {
 		order[i] = "#" + strconv.Itoa(p)
 	}
 	fmt.Fprintf(&b, "evaluation order: %s\n", strings.Join(order, " "))
+	if u := x.UniqueBy; u >= 0 && u < len(x.Parts) {
+		p := x.Parts[u]
+		fmt.Fprintf(&b, "unique by: #%d %s:%s, a counter every serial shows\n", u, p.Kind, p.Arg)
+	}
 	w := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "#\tcol\tkind\targument\toptions\tmax\tnames\trefers to")
 	for i, p := range x.Parts {

@@ -89,6 +89,7 @@ type Template struct {
 	params     []string
 	paramNodes []int
 	batch      bool // some seq source is an idforge.BatchGenerator
+	uniqueBy   int  // the node of the counter the uniqueness proof rests on
 	pool       sync.Pool
 }
 

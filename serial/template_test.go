@@ -541,6 +541,9 @@ func TestExplain(t *testing.T) {
 		len(seq.Options) != 1 || seq.Options[0] != (Option{Name: "width", Value: "6", Col: 13, ValueCol: 19}) {
 		t.Errorf("seq part %+v", seq)
 	}
+	if x.UniqueBy != 1 {
+		t.Errorf("UniqueBy = %d, want 1 (seq:sn)", x.UniqueBy)
+	}
 	if x.Parts[4].Source != "period counter" || x.Parts[5].Source != "batch generator" {
 		t.Errorf("sources %q, %q", x.Parts[4].Source, x.Parts[5].Source)
 	}
@@ -551,7 +554,7 @@ func TestExplain(t *testing.T) {
 		t.Errorf("text part %+v", p)
 	}
 	s := x.String()
-	for _, frag := range []string{"max length: 49", "evaluation order: #1 #4 #5 #3", `"SN-"`, "sn (generator)", "width=6", "of=sn"} {
+	for _, frag := range []string{"max length: 49", "evaluation order: #1 #4 #5 #3", "unique by: #1 seq:sn", `"SN-"`, "sn (generator)", "width=6", "of=sn"} {
 		if !strings.Contains(s, frag) {
 			t.Errorf("String() lacks %q:\n%s", frag, s)
 		}

@@ -61,6 +61,7 @@ func (t *Template) checkUnique() error {
 			continue
 		}
 		if err == nil {
+			t.uniqueBy = i
 			return nil
 		}
 		if first == nil {
