@@ -60,8 +60,12 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 }
 
 // cmdSerialCheck parses a template and explains it: its parts, the order
-// they are evaluated in, its maximum length and an example value. It
-// touches no store: every @{seq:…} is a stand-in that answers 1.
+// they are evaluated in, its maximum length, the counter that makes it
+// unique and an example value. It touches no store: every @{seq:…} is a
+// stand-in key that answers 1 (so a per-period counter's dates are
+// checked only when a node compiles the serial). A template it refuses
+// (bad syntax, or no proof that it never repeats) exits with status 1
+// and the reason; a misused command exits with status 2.
 func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serial check", stderr)
 	tz := fs.String("tz", "UTC", "time zone of the dates")
@@ -82,7 +86,7 @@ func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
 		return standIn{}, nil
 	})})
 	if err != nil {
-		return exitErr(err)
+		return fmt.Errorf("template refused: %w", err)
 	}
 	fmt.Fprint(stdout, tmpl.Explain().String())
 	for _, p := range tmpl.Params() {
