@@ -1,0 +1,98 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/idforge/idforge"
+)
+
+// POST /v1/serials refuses, with 400 invalid_argument naming the problem,
+// every template that could issue the same serial twice, and stores none
+// of them.
+func TestSerialDefinitionsMustBeUnique(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct {
+		template string
+		mention  []string
+	}{
+		{"JUSTTEXT", []string{"col 1", "no counter", "@{seq:KEY}"}},
+		{"R@{random:4}", []string{"no counter", "random characters"}},
+		{"@{date:yyyyMMdd}-@{param:shop}", []string{"no counter"}},
+		{"@{param:shop}@{seq:order}", []string{"col 14", "seq:order", "param part at col 1"}},
+		{"@{seq:order}@{seq:order}", []string{"col 1", "seq part at col 13"}},
+		{"S@{seq:order,width=3,pad=1}", []string{"pad=1"}},
+	} {
+		body, _ := json.Marshal(map[string]string{"name": "rep", "template": tc.template})
+		status, resp, _ := f.do(t, "POST", "/v1/serials", string(body))
+		if status != 400 || errorCode(t, resp) != "invalid_argument" {
+			t.Errorf("POST %s: %d %s, want 400 invalid_argument", tc.template, status, resp)
+			continue
+		}
+		for _, m := range tc.mention {
+			if !strings.Contains(resp, jsonText(m)) {
+				t.Errorf("POST %s: %s does not mention %q", tc.template, resp, m)
+			}
+		}
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/serials/rep", ""); status != 404 || errorCode(t, body) != "unknown_key" {
+		t.Fatalf("a refused serial was stored: %d %s", status, body)
+	}
+	// A unique one is accepted, and issues distinct serials.
+	status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"shop","template":"@{param:shop}-@{seq:order}"}`)
+	if status != 201 {
+		t.Fatalf("unique template refused: %d %s", status, body)
+	}
+	seen := map[string]bool{}
+	for _, shop := range []string{"A12", "A1"} {
+		status, body, _ = f.do(t, "GET", "/v1/serials/shop?count=20&param.shop="+shop, "")
+		var resp serialsResponse
+		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.Values) != 20 {
+			t.Fatalf("shop %s: %d %s", shop, status, body)
+		}
+		for _, v := range resp.Values {
+			if seen[v] {
+				t.Fatalf("%s issued twice", v)
+			}
+			seen[v] = true
+		}
+	}
+}
+
+// A key at 999,998 under S@{seq:small,width=6}: ?count=5 serves the two
+// serials that fit; after that every request is refused with
+// space_exhausted, and no request that was refused used up an ID: the
+// key's next ID is still 1,000,000.
+func TestSerialWidthRunsOut(t *testing.T) {
+	f := newFixture(t)
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"small","start":999998}`); status != 201 {
+		t.Fatalf("create key: %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"s6","template":"S@{seq:small,width=6}"}`); status != 201 {
+		t.Fatalf("create serial: %d %s", status, body)
+	}
+	status, body, _ := f.do(t, "GET", "/v1/serials/s6?count=5", "")
+	if status != 200 || body != `{"serial":"s6","values":["S999998","S999999"]}`+"\n" {
+		t.Fatalf("count=5 at 999998: %d %s; want the two that fit", status, body)
+	}
+	// The status is the error table's for space_exhausted (never the 500
+	// of an unknown error once that code is in the table).
+	wantStatus, _ := StatusOf(idforge.ErrSpaceExhausted)
+	for _, path := range []string{"/v1/serials/s6?count=5", "/v1/serials/s6", "/v1/serials/s6?count=1"} {
+		status, body, _ := f.do(t, "GET", path, "")
+		if status != wantStatus || errorCode(t, body) != "space_exhausted" || !strings.Contains(body, "width=6") {
+			t.Fatalf("%s after the width ran out: %d %s, want %d space_exhausted naming width=6", path, status, body, wantStatus)
+		}
+	}
+	status, body, _ = f.do(t, "GET", "/v1/ids/small", "")
+	if status != 200 || !strings.Contains(body, `"ids":["1000000"]`) {
+		t.Fatalf("the key after the refusals: %d %s; want 1000000, nothing used up", status, body)
+	}
+}
+
+// jsonText is s as it appears inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
