@@ -32,8 +32,9 @@ type Client interface {
 	// integer IDs. Counts are checked as NextN's. WithRangeCache does not
 	// cache them.
 	NextStrings(ctx context.Context, key string, n int) ([]string, error)
-	// NextSerial returns n serial numbers (n ≥ 1, at most MaxCount) of
-	// the serial definition name, a template the server's configuration
+	// NextSerial returns n serial numbers (n ≥ 1, at most MaxCount; fewer
+	// when the template's width= runs out within the batch) of the serial
+	// definition name, a template the server's configuration
 	// (or POST /v1/serials) defines; params fill its @{param:NAME} fields.
 	// An unknown serial is an error wrapping idforge.ErrUnknownKey, a
 	// missing or malformed parameter one wrapping

@@ -114,7 +114,9 @@ func transient(err error) bool {
 }
 
 // NextSerial renders n serials of the named definition with the request's
-// parameters.
+// parameters; fewer (at least one) when a seq's width= runs out within
+// the batch, and an error wrapping idforge.ErrSpaceExhausted when not
+// even one fits (see serial.Template.NextN).
 func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
 	if n < 1 || n > MaxSerialCount {
 		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, MaxSerialCount)

@@ -175,7 +175,8 @@ func countOrOne(count int32) int64 {
 }
 
 // NextSerial returns count serials of the named definition (0 means 1, at
-// most Options.MaxCount and issuer.MaxSerialCount), rendered with the
+// most Options.MaxCount and issuer.MaxSerialCount; fewer when the
+// template's width= runs out within the batch), rendered with the
 // request's template parameters.
 func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialRequest) (*idforgev1.NextSerialResponse, error) {
 	if err := idforge.ValidateKeyName(req.GetName()); err != nil {
