@@ -14,9 +14,10 @@ import (
 
 // FuzzParse checks that Parse never panics, that every error is a
 // *SyntaxError with a column inside the text (or just after it) wrapping
-// idforge.ErrInvalidArgument, and that what parses never renders longer
-// than its MaxLen: with the smallest and the largest numbers the sources
-// can return and with the longest valid parameters.
+// idforge.ErrInvalidArgument, that what parses rests its uniqueness on a
+// counter, and that what parses never renders longer than its MaxLen:
+// with the smallest and the largest numbers the sources can return and
+// with the longest valid parameters.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"@{date:yyyyMMdd}@{seq:order,width=5}",
@@ -58,6 +59,10 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("Parse(%q): %v does not wrap ErrInvalidArgument", text, err)
 				}
 				return
+			}
+			// What parses proves its uniqueness with a counter.
+			if x := tp.Explain(); x.UniqueBy < 0 || x.UniqueBy >= len(x.Parts) || x.Parts[x.UniqueBy].Kind != kindSeq && x.Parts[x.UniqueBy].Kind != "test.counter" {
+				t.Fatalf("Parse(%q) accepted it, unique by part %d of %v", text, x.UniqueBy, x.Parts)
 			}
 			_ = tp.Explain().String()
 			s, err := tp.Next(context.Background(), longestParams(tp))
