@@ -56,7 +56,7 @@ type charser interface{ chars() *[256]bool }
 func (t *Template) checkUnique() error {
 	var first error
 	for i := range t.nodes {
-		err, isCounter := t.proveCounter(i)
+		isCounter, err := t.proveCounter(i)
 		if !isCounter {
 			continue
 		}
@@ -83,61 +83,61 @@ func (t *Template) checkUnique() error {
 
 // proveCounter reports whether node i is a counter and, if it is, why it
 // does not make the template unique (nil when it does).
-func (t *Template) proveCounter(i int) (error, bool) {
+func (t *Template) proveCounter(i int) (bool, error) {
 	n := &t.nodes[i]
 	switch p := n.part.(type) {
 	case *seqPart:
 		what := "seq:" + p.name
 		if why := t.unreadable(i, what, "give "+what+" a width="); why != "" {
-			return errAt(n.col, "%s: the serial does not show its number unambiguously: %s", what, why), true
+			return true, errAt(n.col, "%s: the serial does not show its number unambiguously: %s", what, why)
 		}
 		if p.ctr == nil {
-			return nil, true
+			return true, nil
 		}
 		// Dates render the latest period of all the template's
 		// counters; with two of them the date may show the other
 		// one's period, and this one's numbers restart unseen.
 		for j, o := range t.nodes {
 			if op, ok := o.part.(*seqPart); ok && j != i && op.ctr != nil {
-				return errAt(n.col, "%s counts per period next to another per-period counter (seq:%s at col %d): the dates show the later of their periods, so neither counter's own period can be read back; add a number that never repeats, such as a key", what, op.name, o.col), true
+				return true, errAt(n.col, "%s counts per period next to another per-period counter (seq:%s at col %d): the dates show the later of their periods, so neither counter's own period can be read back; add a number that never repeats, such as a key", what, op.name, o.col)
 			}
 		}
 		pr, ok := p.ctr.(idforge.PeriodReporter)
 		if !ok {
-			return errAt(n.col, "%s counts per period but does not say which (it implements no idforge.PeriodReporter), so no date can be proven to tell its periods apart", what), true
+			return true, errAt(n.col, "%s counts per period but does not say which (it implements no idforge.PeriodReporter), so no date can be proven to tell its periods apart", what)
 		}
 		period, loc := pr.CountsPer()
 		if _, known := periodFields[period]; !known {
-			return errAt(n.col, "%s counts per %q, a period no date field can show (periods: second, minute, hour, day, month)", what, period), true
+			return true, errAt(n.col, "%s counts per %q, a period no date field can show (periods: second, minute, hour, day, month)", what, period)
 		}
 		zone := periodZone(period, loc)
 		if shows(t.nodes, period, zone, func(d int) bool { return t.fixedLen(d) && t.unreadable(d, "", "") == "" }) {
-			return nil, true
+			return true, nil
 		}
 		// checkPeriods has made sure the fields are there: some of
 		// them are in a date whose text cannot be read back.
 		for d, dn := range t.nodes {
-			if _, ok := dn.part.(*datePart); !ok {
+			if dp, ok := dn.part.(*datePart); !ok || zone != "" && dp.loc.String() != zone {
 				continue
 			}
 			if !t.fixedLen(d) {
-				return errAt(dn.col, "%s counts per %s, and this date cannot be proven to show the %s unambiguously: its fields vary in width (yyyyMd renders both 2025-1-11 and 2025-11-1 as 2025111); write them padded: MM, dd, HH, mm, ss, DDD rather than M, d, H, m, s, D", what, period, period), true
+				return true, errAt(dn.col, "%s counts per %s, and this date cannot be proven to show the %s unambiguously: its fields vary in width (yyyyMd renders both 2025-1-11 and 2025-11-1 as 2025111); write them padded: MM, dd, HH, mm, ss, DDD rather than M, d, H, m, s, D", what, period, period)
 			}
 			if why := t.unreadable(d, "the date", ""); why != "" {
-				return errAt(dn.col, "%s counts per %s, and the serial does not show this date's %s unambiguously: %s", what, period, period, why), true
+				return true, errAt(dn.col, "%s counts per %s, and the serial does not show this date's %s unambiguously: %s", what, period, period, why)
 			}
 		}
-		return errAt(n.col, "%s counts per %s, and no date that can be read back shows the %s", what, period, period), true
+		return true, errAt(n.col, "%s counts per %s, and no date that can be read back shows the %s", what, period, period)
 	case UniqueCounter:
 		if !p.UniqueCounter() {
-			return nil, false
+			return false, nil
 		}
 		if why := t.unreadable(i, n.kind, ""); why != "" {
-			return errAt(n.col, "%s: the serial does not show its text unambiguously: %s", n.kind, why), true
+			return true, errAt(n.col, "%s: the serial does not show its text unambiguously: %s", n.kind, why)
 		}
-		return nil, true
+		return true, nil
 	}
-	return nil, false
+	return false, nil
 }
 
 // unreadable returns "" when the text of node i can be read back out of
