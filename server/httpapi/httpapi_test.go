@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
@@ -86,11 +87,11 @@ func (f *fixture) do(t testing.TB, method, path, body string) (int, string, http
 
 func errorCode(t testing.TB, body string) string {
 	t.Helper()
-	var e ErrorBody
+	var e httperr.Body
 	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
 		t.Fatalf("not a JSON error body: %q (%v)", body, err)
 	}
-	return e.Error.Code
+	return string(e.Error.Code)
 }
 
 func TestLeafEndpoints(t *testing.T) {
