@@ -1,7 +1,7 @@
 // Package httpapi is idforge's HTTP transport: the Leaf-compatible
 // endpoints, the JSON API under /v1, and health checks. Every failure is
-// answered with a JSON body {"error":{"code","message"}} and a status from
-// one table (see errors.go).
+// answered with a JSON body {"error":{"code","message"}} and the status of
+// its code in idforge's one error vocabulary (see idforge.Code).
 package httpapi
 
 import (
