@@ -67,34 +67,20 @@ const (
 	grpcUnauthenticated    GRPCCode = 16
 )
 
+// grpcNames are the canonical names of the gRPC codes the vocabulary uses.
+var grpcNames = map[GRPCCode]string{
+	grpcCanceled: "CANCELLED", grpcInvalidArgument: "INVALID_ARGUMENT", grpcNotFound: "NOT_FOUND",
+	grpcAlreadyExists: "ALREADY_EXISTS", grpcPermissionDenied: "PERMISSION_DENIED",
+	grpcResourceExhausted: "RESOURCE_EXHAUSTED", grpcFailedPrecondition: "FAILED_PRECONDITION",
+	grpcOutOfRange: "OUT_OF_RANGE", grpcUnimplemented: "UNIMPLEMENTED", grpcInternal: "INTERNAL",
+	grpcUnavailable: "UNAVAILABLE", grpcUnauthenticated: "UNAUTHENTICATED",
+}
+
 // String returns the code's canonical name, e.g. "OUT_OF_RANGE", as the
 // gRPC specification and README.md write it.
 func (g GRPCCode) String() string {
-	switch g {
-	case grpcCanceled:
-		return "CANCELLED"
-	case grpcInvalidArgument:
-		return "INVALID_ARGUMENT"
-	case grpcNotFound:
-		return "NOT_FOUND"
-	case grpcAlreadyExists:
-		return "ALREADY_EXISTS"
-	case grpcPermissionDenied:
-		return "PERMISSION_DENIED"
-	case grpcResourceExhausted:
-		return "RESOURCE_EXHAUSTED"
-	case grpcFailedPrecondition:
-		return "FAILED_PRECONDITION"
-	case grpcOutOfRange:
-		return "OUT_OF_RANGE"
-	case grpcUnimplemented:
-		return "UNIMPLEMENTED"
-	case grpcInternal:
-		return "INTERNAL"
-	case grpcUnavailable:
-		return "UNAVAILABLE"
-	case grpcUnauthenticated:
-		return "UNAUTHENTICATED"
+	if name, ok := grpcNames[g]; ok {
+		return name
 	}
 	return fmt.Sprintf("CODE(%d)", uint32(g))
 }
@@ -119,7 +105,7 @@ type codeRow struct {
 // ErrUnavailable wrapping a store's ErrSpaceExhausted is unavailable).
 // The last row, internal, matches nothing.
 var vocabulary = [...]codeRow{
-	// code                    sentinel                 HTTP  gRPC                    retryable
+	// {code, sentinel, HTTP status, gRPC code, retryable}
 	{CodeInvalidKey, ErrInvalidKey, 400, grpcInvalidArgument, false},
 	{CodeInvalidCount, ErrInvalidCount, 400, grpcInvalidArgument, false},
 	{CodeInvalidArgument, ErrInvalidArgument, 400, grpcInvalidArgument, false},
