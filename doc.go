@@ -1,7 +1,9 @@
 // Package idforge holds the contracts shared by every part of the idforge ID
 // issuer: the Generator interfaces that strategies implement, the store
-// interfaces that backends implement, key descriptions, the clock seam and
-// the sentinel errors callers test with errors.Is.
+// interfaces that backends implement, key descriptions, the clock seam,
+// the sentinel errors callers test with errors.Is, and the one error
+// vocabulary (Code, codes.go) from which every transport and the client
+// take their HTTP statuses, gRPC codes and retry rules.
 //
 // The strategies live in their own packages:
 //

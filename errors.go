@@ -3,8 +3,8 @@ package idforge
 import "errors"
 
 // Sentinel errors. Every error idforge returns for one of these conditions
-// wraps the matching value, so callers test with errors.Is and transports
-// map them to status codes in one table.
+// wraps the matching value, so callers test with errors.Is. Each one has
+// its Code (see codes.go), from which transports take status codes.
 var (
 	// ErrUnknownKey is returned when a key (biz tag) does not exist.
 	ErrUnknownKey = errors.New("idforge: unknown key")
@@ -62,8 +62,9 @@ var (
 	// refused the call before any ID was drawn (see package plugin).
 	ErrRejected = errors.New("idforge: rejected by a plugin")
 
-	// ErrSpaceExhausted is returned when a key cannot issue more IDs
-	// because the next segment would pass the largest int64.
+	// ErrSpaceExhausted is returned when a key cannot issue more IDs:
+	// the next segment would pass the largest int64, or an ID no longer
+	// fits the key's format or a serial's width. Retrying cannot help.
 	ErrSpaceExhausted = errors.New("idforge: key has exhausted its ID space")
 
 	// ErrLocked is returned when a data directory is already in use by
@@ -72,4 +73,24 @@ var (
 
 	// ErrClosed is returned by a generator or store after Close.
 	ErrClosed = errors.New("idforge: closed")
+
+	// ErrUnauthenticated is returned when a call needs a token and
+	// presents none, or one that is not configured (see package auth).
+	ErrUnauthenticated = errors.New("idforge: unauthenticated")
+
+	// ErrForbidden is returned when the presented token is valid but its
+	// role or its keys do not allow the call.
+	ErrForbidden = errors.New("idforge: forbidden")
+
+	// ErrRateLimited is returned when the presented token has used up its
+	// rate.
+	ErrRateLimited = errors.New("idforge: rate limited")
+
+	// ErrNoEndpoint is returned when a request names no endpoint of the
+	// server: a wrong path, or a call the server's version does not have.
+	ErrNoEndpoint = errors.New("idforge: no such endpoint")
+
+	// ErrMethodNotAllowed is returned when an endpoint does not take the
+	// request's HTTP method.
+	ErrMethodNotAllowed = errors.New("idforge: method not allowed")
 )

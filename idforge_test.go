@@ -2,7 +2,6 @@ package idforge_test
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -66,28 +65,5 @@ func TestParseStrategy(t *testing.T) {
 	}
 	if _, err := idforge.ParseStrategy("Segment"); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Errorf("case-sensitive: %v", err)
-	}
-}
-
-func TestErrorCodes(t *testing.T) {
-	for _, sentinel := range []error{
-		idforge.ErrUnknownKey, idforge.ErrKeyExists, idforge.ErrInvalidKey, idforge.ErrInvalidCount,
-		idforge.ErrInvalidArgument, idforge.ErrWrongStrategy, idforge.ErrUnavailable, idforge.ErrLeaseLost,
-		idforge.ErrClockMovedBackwards, idforge.ErrClosed, idforge.ErrSpaceExhausted, idforge.ErrWorkersExhausted,
-		idforge.ErrRejected,
-	} {
-		code := idforge.ErrorCode(fmt.Errorf("context: %w", sentinel))
-		if code == idforge.CodeInternal {
-			t.Errorf("%v has no code", sentinel)
-		}
-		if back := idforge.ErrorForCode(code); back != sentinel {
-			t.Errorf("%v → %q → %v", sentinel, code, back)
-		}
-	}
-	if code := idforge.ErrorCode(errors.New("boom")); code != idforge.CodeInternal {
-		t.Errorf("plain error: %q", code)
-	}
-	if idforge.ErrorForCode("no_such_code") != nil {
-		t.Error("unknown code maps to a sentinel")
 	}
 }

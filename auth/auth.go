@@ -10,20 +10,23 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/idforge/idforge"
 )
 
-// Errors of Authorize. The transports turn them into HTTP statuses and
-// gRPC codes (see the package documentation).
+// Errors of Authorize: idforge's own sentinels, so that every transport
+// answers them from the one error vocabulary (see idforge.Code) and a Go
+// client gets them back with errors.Is.
 var (
 	// ErrUnauthenticated is returned when no token was presented or the
 	// presented one is not configured.
-	ErrUnauthenticated = errors.New("auth: unauthenticated")
+	ErrUnauthenticated = idforge.ErrUnauthenticated
 	// ErrForbidden is returned when the token is valid but its role or
 	// its keys do not allow the request.
-	ErrForbidden = errors.New("auth: forbidden")
+	ErrForbidden = idforge.ErrForbidden
 	// ErrRateLimited is returned, inside a *RateLimitError, when the
 	// token has used up its rate.
-	ErrRateLimited = errors.New("auth: rate limited")
+	ErrRateLimited = idforge.ErrRateLimited
 )
 
 // RateLimitError is returned when a token is over its rate. It matches

@@ -19,7 +19,8 @@
 //	over the token's rate             HTTP 429 rate_limited     gRPC ResourceExhausted
 //
 // HTTP errors use idforge's JSON body {"error":{"code","message"}}; a 401
-// carries WWW-Authenticate: Bearer and a 429 Retry-After.
+// carries WWW-Authenticate: Bearer and a 429 Retry-After. gRPC errors
+// carry the code as their ErrorInfo reason, as every idforge error does.
 //
 // A presented token is compared with every configured one in constant time
 // (SHA-256 digests compared with crypto/subtle, without stopping at the

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
+
+	"github.com/idforge/idforge/internal/grpcerr"
 )
 
 // Keyed is implemented by request messages that name a key; generated
@@ -181,19 +181,14 @@ func bearerFromMetadata(ctx context.Context) string {
 // on.
 const grpcTokenHint = `the metadata "authorization: Bearer <token>" with the call`
 
-// grpcError turns an Authorize error into a gRPC status.
+// grpcError turns an Authorize error into a gRPC status (see
+// grpcerr.Status), telling a rate-limited client when to come back.
 func grpcError(ctx context.Context, err error) error {
 	err = withTokenHint(err, grpcTokenHint)
 	var rl *RateLimitError
-	switch {
-	case errors.As(err, &rl):
+	if errors.As(err, &rl) {
 		// Best effort: the header tells clients when to come back.
 		_ = grpc.SetHeader(ctx, metadata.Pairs("retry-after", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10)))
-		return status.Error(codes.ResourceExhausted, err.Error())
-	case errors.Is(err, ErrForbidden):
-		return status.Error(codes.PermissionDenied, err.Error())
-	case errors.Is(err, ErrUnauthenticated):
-		return status.Error(codes.Unauthenticated, err.Error())
 	}
-	return status.Error(codes.Internal, err.Error())
+	return grpcerr.Status(err).Err()
 }

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/idforge/idforge/server/httpapi"
+	"github.com/idforge/idforge/internal/httperr"
 )
 
 // TestNoTokenHintPerTransport: a request without a token is told how to
@@ -52,7 +52,7 @@ func TestNoTokenHintPerTransport(t *testing.T) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	var eb httpapi.ErrorBody
+	var eb httperr.Body
 	if err := json.Unmarshal(raw, &eb); err != nil || resp.StatusCode != http.StatusUnauthorized ||
 		!strings.Contains(eb.Error.Message, `"Authorization: Bearer <token>" (or ?token=<token>)`) || strings.Contains(eb.Error.Message, "metadata") {
 		t.Errorf("HTTP without a token: %d %s; want 401 naming the Authorization header and ?token=", resp.StatusCode, raw)

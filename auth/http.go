@@ -2,12 +2,15 @@ package auth
 
 import (
 	"errors"
-	"github.com/idforge/idforge/server/httpapi"
+	"fmt"
 	"mime"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 )
 
 // maxFormBytes bounds a form body read to find a token or a key.
@@ -51,16 +54,16 @@ func (a *Authenticator) MiddlewareRefusing(next http.Handler, classify func(*htt
 		}
 		token, malformed := tokenOf(r)
 		if malformed != "" {
-			if refuse != nil && refuse(w, r, http.StatusUnauthorized, "unauthenticated", malformed) {
-				return
-			}
-			w.Header().Set("WWW-Authenticate", `Bearer realm="idforge", error="invalid_request"`)
-			writeError(w, http.StatusUnauthorized, "unauthenticated", malformed)
+			writeAuthError(w, r, fmt.Errorf("%w: %s", ErrUnauthenticated, malformed), `Bearer realm="idforge", error="invalid_request"`, refuse)
 			return
 		}
 		caller, err := a.Authorize(token, acc)
 		if err != nil {
-			writeAuthError(w, r, err, token != "", refuse)
+			challenge := `Bearer realm="idforge"`
+			if token != "" {
+				challenge = `Bearer realm="idforge", error="invalid_token"`
+			}
+			writeAuthError(w, r, err, challenge, refuse)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), caller)))
@@ -71,35 +74,24 @@ func (a *Authenticator) MiddlewareRefusing(next http.Handler, classify func(*htt
 const httpTokenHint = `the header "Authorization: Bearer <token>" (or ?token=<token>)`
 
 // writeAuthError answers a refused request, offering it to refuse first.
-func writeAuthError(w http.ResponseWriter, r *http.Request, err error, presented bool, refuse Refuser) {
+// The status and code are err's (see idforge.Code); a 401 carries the
+// challenge as WWW-Authenticate, a 429 says in Retry-After when to come
+// back.
+func writeAuthError(w http.ResponseWriter, r *http.Request, err error, challenge string, refuse Refuser) {
 	err = withTokenHint(err, httpTokenHint)
-	var rl *RateLimitError
-	offer := func(status int, code string) bool {
-		return refuse != nil && refuse(w, r, status, code, err.Error())
+	code := idforge.ErrorCode(err)
+	if refuse != nil && refuse(w, r, code.HTTPStatus(), string(code), err.Error()) {
+		return
 	}
+	var rl *RateLimitError
 	switch {
 	case errors.As(err, &rl):
-		if offer(http.StatusTooManyRequests, "rate_limited") {
-			return
-		}
 		w.Header().Set("Retry-After", strconv.FormatInt(retryAfterSeconds(rl.RetryAfter), 10))
-		writeError(w, http.StatusTooManyRequests, "rate_limited", err.Error())
-	case errors.Is(err, ErrForbidden):
-		if offer(http.StatusForbidden, "forbidden") {
-			return
-		}
-		writeError(w, http.StatusForbidden, "forbidden", err.Error())
-	default:
-		if offer(http.StatusUnauthorized, "unauthenticated") {
-			return
-		}
-		if presented {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="idforge", error="invalid_token"`)
-		} else {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="idforge"`)
-		}
-		writeError(w, http.StatusUnauthorized, "unauthenticated", err.Error())
+	case code == idforge.CodeUnauthenticated:
+		w.Header().Set("WWW-Authenticate", challenge)
 	}
+	w.Header().Set("Cache-Control", "no-store")
+	httperr.Write(w, r, nil, err)
 }
 
 // tokenOf returns the token a request presents, "" when none; or, when
@@ -233,10 +225,4 @@ func TinyidKey(r *http.Request) string {
 		}
 	}
 	return vals[0]
-}
-
-// writeError answers with idforge's JSON error body.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	w.Header().Set("Cache-Control", "no-store")
-	httpapi.WriteJSON(w, status, httpapi.NewErrorBody(code, msg))
 }

@@ -3,13 +3,14 @@ package auth
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/idforge/idforge/server/httpapi"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge/internal/httperr"
 )
 
 // echo answers 200 with the caller's name, or "open".
@@ -72,8 +73,8 @@ func runHTTP(t *testing.T, srv *httptest.Server, tc httpCase) *http.Response {
 		}
 		return resp
 	}
-	var eb httpapi.ErrorBody
-	if err := json.Unmarshal(raw, &eb); err != nil || eb.Error.Code != tc.code || eb.Error.Message == "" {
+	var eb httperr.Body
+	if err := json.Unmarshal(raw, &eb); err != nil || string(eb.Error.Code) != tc.code || eb.Error.Message == "" {
 		t.Errorf("%s %s: body %s, want error code %q with a message", method, tc.path, raw, tc.code)
 	}
 	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {

@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/auth"
 )
 
@@ -41,7 +42,7 @@ func TestToken(t *testing.T) {
 				t.Fatalf("NextSerial of a serial the token lists: %v", err)
 			}
 			var e *Error
-			if _, err := c.Next(ctx, "msg"); !errors.As(err, &e) || (e.HTTPStatus != 403 && e.GRPCCode != codes.PermissionDenied) {
+			if _, err := c.Next(ctx, "msg"); !errors.As(err, &e) || (e.HTTPStatus != 403 && e.GRPCCode != codes.PermissionDenied) || !errors.Is(err, idforge.ErrForbidden) {
 				t.Fatalf("a key the token does not list: %v", err)
 			}
 			if _, err := c.NextStrings(ctx, "trace", 1); !errors.As(err, &e) || (e.HTTPStatus != 403 && e.GRPCCode != codes.PermissionDenied) {
@@ -55,7 +56,7 @@ func TestToken(t *testing.T) {
 			defer bad.Close()
 			before := v.mode.idCalls(spare)
 			_, err := bad.Next(ctx, "order")
-			if !errors.As(err, &e) || (e.Code != "unauthenticated" && e.GRPCCode != codes.Unauthenticated) {
+			if !errors.As(err, &e) || e.Code != "unauthenticated" || !errors.Is(err, idforge.ErrUnauthenticated) {
 				t.Fatalf("unknown token: %v", err)
 			}
 			if v.mode.idCalls(spare) != before {

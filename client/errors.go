@@ -15,23 +15,17 @@ import (
 var errClosed = fmt.Errorf("%w: client closed", idforge.ErrClosed)
 
 // sentinelOf returns the idforge sentinel a server's error code stands
-// for (idforge.ErrorForCode), except that a node stopping or out of time
-// means "unavailable right now" to a client: another node can serve.
-func sentinelOf(code string) error {
-	switch code {
-	case "shutting_down", "timeout":
+// for (idforge.Code.Err), except for the two that describe the answering
+// node rather than the call: in the caller's process ErrClosed would mean
+// the client is closed and context.DeadlineExceeded the caller's own
+// deadline, while a node stopping or out of its time budget means
+// "unavailable right now" to a client: another node can serve.
+func sentinelOf(code idforge.Code) error {
+	err := code.Err()
+	if err == idforge.ErrClosed || err == context.DeadlineExceeded {
 		return idforge.ErrUnavailable
 	}
-	return idforge.ErrorForCode(code)
-}
-
-// retryable reports whether another node might answer a code better.
-func retryable(code string) bool {
-	switch code {
-	case "unavailable", "clock_moved_backwards", "lease_lost", "layout_expired", "shutting_down", "timeout", "workers_exhausted":
-		return true
-	}
-	return false
+	return err
 }
 
 // Error is an error answered by an idforge server. It wraps the idforge
@@ -41,7 +35,7 @@ type Error struct {
 	Server string
 	// Code is idforge's error code, e.g. "unknown_key" (README.md lists
 	// them); empty when the answer carried none, e.g. a proxy's 502.
-	Code string
+	Code idforge.Code
 	// Message is the server's message.
 	Message string
 	// HTTPStatus is the answer's status over HTTP, 0 over gRPC.
@@ -52,7 +46,7 @@ type Error struct {
 
 // Error returns the server's message, its code and the server.
 func (e *Error) Error() string {
-	code := e.Code
+	code := string(e.Code)
 	switch {
 	case code != "":
 	case e.HTTPStatus != 0:
@@ -75,7 +69,7 @@ func (e *Error) Unwrap() []error {
 // may answer the call successfully.
 func (e *Error) retriable() bool {
 	if e.Code != "" {
-		return retryable(e.Code)
+		return e.Code.Retryable()
 	}
 	switch e.HTTPStatus {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -13,11 +12,8 @@ import (
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/internal/grpcerr"
 )
-
-// errorDomain is the ErrorInfo domain of idforge servers
-// (grpcapi.ErrorDomain).
-const errorDomain = "idforge"
 
 // NewGRPC returns a Client talking to the IDForge gRPC service on the
 // nodes at addrs, in order of preference (see the package doc). An
@@ -76,14 +72,7 @@ func (g *grpcConn) errorOf(err error) error {
 	if !ok {
 		return fmt.Errorf("idforge client: %s: %w", g.addr, err)
 	}
-	e := &Error{Server: g.addr, Message: st.Message(), GRPCCode: st.Code()}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == errorDomain {
-			e.Code = info.GetReason()
-			break
-		}
-	}
-	return e
+	return &Error{Server: g.addr, Code: grpcerr.CodeOf(st), Message: st.Message(), GRPCCode: st.Code()}
 }
 
 func (g *grpcConn) next(ctx context.Context, key string) (int64, error) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 )
 
 // maxBody bounds the answers read: 10,000 IDs as JSON strings take about
@@ -111,12 +112,7 @@ func (h *httpConn) get(ctx context.Context, path string, out any) error {
 func (h *httpConn) errorOf(resp *http.Response, body io.Reader) error {
 	raw, _ := io.ReadAll(io.LimitReader(body, 64<<10))
 	e := &Error{Server: h.addr, HTTPStatus: resp.StatusCode}
-	var answer struct {
-		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var answer httperr.Body
 	if json.Unmarshal(raw, &answer) == nil && answer.Error.Code != "" {
 		e.Code, e.Message = answer.Error.Code, answer.Error.Message
 		return e

@@ -175,7 +175,9 @@ func (i *Issuer) newEntry(k idforge.Key) (*entry, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("key %q has strategy %q, which this node does not know", k.Name, k.Strategy)
+		// Written by a newer node, or by hand: a node that knows the
+		// strategy may serve the key.
+		return nil, fmt.Errorf("%w: key %q has strategy %q, which this node does not know", idforge.ErrUnavailable, k.Name, k.Strategy)
 	}
 	return e, nil
 }
@@ -496,16 +498,10 @@ type KeyState struct {
 	Plugins []string
 }
 
-// storeErr marks a store failure that says nothing about the request as
-// idforge.ErrUnavailable, so transports answer "try later", not "bug".
-func storeErr(err error) error {
-	for _, e := range []error{idforge.ErrUnknownKey, idforge.ErrKeyExists, idforge.ErrInvalidKey, idforge.ErrInvalidArgument, idforge.ErrClosed, idforge.ErrUnavailable} {
-		if errors.Is(err, e) {
-			return err
-		}
-	}
-	return fmt.Errorf("%w: %w", idforge.ErrUnavailable, err)
-}
+// storeErr passes on a store's failure as idforge.BackendError does: one
+// that says nothing about the request becomes idforge.ErrUnavailable, so
+// transports answer "try later", not "bug".
+func storeErr(err error) error { return idforge.BackendError(err) }
 
 // Keys lists every key in the store with this node's state for it.
 func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {

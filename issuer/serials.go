@@ -87,7 +87,7 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	}
 	tmpl, err := i.Compile(def)
 	if err != nil {
-		if transient(err) {
+		if idforge.IsRetryable(err) {
 			// The template is fine; a key it draws on could not be read
 			// (the store is down). Say so, not "invalid template": a
 			// client fails over on unavailable, never on a bad argument.
@@ -105,12 +105,6 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	next[name] = &serialEntry{def: def, tmpl: tmpl}
 	i.serials.Store(&next)
 	return tmpl, nil
-}
-
-// transient reports whether err is a failure to reach something rather
-// than something wrong with what was asked for.
-func transient(err error) bool {
-	return errors.Is(err, idforge.ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, idforge.ErrClosed)
 }
 
 // NextSerial renders n serials of the named definition with the request's

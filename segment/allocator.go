@@ -402,12 +402,12 @@ func (a *Allocator) wrapLocked(err error) error {
 	return fmt.Errorf("%w: key %q: %d claims failed in a row, last: %w", idforge.ErrUnavailable, a.key, a.failures, err)
 }
 
-// permanent reports whether retrying a claim cannot help.
+// permanent reports whether retrying a claim cannot help: the error's
+// code is not retryable (see idforge.IsRetryable), or the store is closed
+// (it stays closed, though another node may serve). A store's error
+// without a code (a lost connection) is worth retrying.
 func permanent(err error) bool {
-	return errors.Is(err, idforge.ErrUnknownKey) ||
-		errors.Is(err, idforge.ErrSpaceExhausted) ||
-		errors.Is(err, idforge.ErrInvalidArgument) ||
-		errors.Is(err, idforge.ErrClosed)
+	return errors.Is(err, idforge.ErrClosed) || !idforge.IsRetryable(idforge.BackendError(err))
 }
 
 // installLocked makes b the buffer callers take from. Installing the last

@@ -2,7 +2,6 @@ package compat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 	"github.com/idforge/idforge/issuer"
-	"github.com/idforge/idforge/server/httpapi"
 )
 
 // MaxBatch is the most IDs one Tinyid nextId call returns; it matches
@@ -71,7 +70,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	mux.HandleFunc("/transtime", h.vestaTransTime)
 	mux.HandleFunc("/makeid", h.vestaMakeID)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		h.writeError(w, r, fmt.Errorf("%w: no endpoint at %s", errNotFound, r.URL.Path))
+		h.writeError(w, r, fmt.Errorf("%w: %s", idforge.ErrNoEndpoint, r.URL.Path))
 	})
 	return mux
 }
@@ -94,25 +93,10 @@ func params(w http.ResponseWriter, r *http.Request) (url.Values, error) {
 	return r.Form, nil
 }
 
-// errNotFound answers paths no endpoint serves.
-var errNotFound = errors.New("not found")
-
-// statusOf returns the HTTP status and error code for err: httpapi's
-// table, plus not_found for paths no endpoint serves.
-func statusOf(err error) (int, string) {
-	if errors.Is(err, errNotFound) {
-		return http.StatusNotFound, "not_found"
-	}
-	return httpapi.StatusOf(err)
-}
-
-// errorBody is idforge's JSON error shape.
-type errorBody = httpapi.ErrorBody
-
 // tinyidErrorBody adds Tinyid's own fields to idforge's error body: null
 // data, Tinyid's code 6 (ErrorCode.SYS_ERR) and the message.
 type tinyidErrorBody struct {
-	errorBody
+	httperr.Body
 	Data    *struct{} `json:"data"`
 	Code    int       `json:"code"`
 	Message string    `json:"message"`
@@ -121,29 +105,19 @@ type tinyidErrorBody struct {
 // tinyidSysErr is Tinyid's ErrorCode.SYS_ERR.
 const tinyidSysErr = 6
 
-// failure logs a server-side failure and returns err's status and body.
-func (h *handler) failure(r *http.Request, err error) (int, errorBody) {
-	status, code := statusOf(err)
-	if status >= 500 {
-		h.log.Warn("request failed", "method", r.Method, "path", r.URL.Path, "status", status, "err", err)
-	}
-	return status, httpapi.NewErrorBody(code, err.Error())
-}
-
 // writeError answers err with idforge's JSON error body.
 func (h *handler) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	status, body := h.failure(r, err)
-	writeJSON(w, status, body)
+	httperr.Write(w, r, h.log, err)
 }
 
 // writeTinyidError answers err with idforge's JSON error body plus
 // Tinyid's fields.
 func (h *handler) writeTinyidError(w http.ResponseWriter, r *http.Request, err error) {
-	status, body := h.failure(r, err)
-	writeJSON(w, status, tinyidErrorBody{errorBody: body, Code: tinyidSysErr, Message: err.Error()})
+	status, body := httperr.Of(h.log, r, err)
+	writeJSON(w, status, tinyidErrorBody{Body: body, Code: tinyidSysErr, Message: err.Error()})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) { httpapi.WriteJSON(w, status, v) }
+func writeJSON(w http.ResponseWriter, status int, v any) { httperr.WriteJSON(w, status, v) }
 
 func writeText(w http.ResponseWriter, s string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

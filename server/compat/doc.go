@@ -57,8 +57,9 @@
 //
 // Unlike Tinyid (which answers 200 with an error code, or an empty body)
 // and Vesta (200 with an error text), every failure is a 4xx or 5xx with
-// idforge's JSON body {"error":{"code","message"}}, statuses and codes as
-// in server/httpapi. Tinyid's clients treat any non-200 as a failure. The
-// JSON Tinyid endpoints add Tinyid's own fields to the body, "code":6 and
-// "message", for clients that read those.
+// idforge's JSON body {"error":{"code","message"}}, statuses and codes
+// from the one error vocabulary (idforge.Code), as in server/httpapi.
+// Tinyid's clients treat any non-200 as a failure. The JSON Tinyid
+// endpoints add Tinyid's own fields to the body, "code":6 and "message",
+// for clients that read those.
 package compat

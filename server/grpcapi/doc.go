@@ -4,8 +4,9 @@
 //
 // It mirrors the HTTP transport (server/httpapi): the same operations, the
 // same limits (at most MaxCount IDs per call, a 5 s budget per call for the
-// store) and the same error codes. Every failure is answered with a status
-// from one table (errors.go) whose details hold a google.rpc.ErrorInfo:
+// store) and the same error codes. Every failure is answered with the gRPC
+// code of its idforge code (the one vocabulary, idforge.Code), and details
+// holding a google.rpc.ErrorInfo:
 // domain "idforge", reason the idforge error code ("unknown_key",
 // "invalid_count", …), so that clients map it back to the idforge
 // sentinel (the client package does).

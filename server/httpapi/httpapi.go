@@ -1,7 +1,7 @@
 // Package httpapi is idforge's HTTP transport: the Leaf-compatible
 // endpoints, the JSON API under /v1, and health checks. Every failure is
-// answered with a JSON body {"error":{"code","message"}} and a status from
-// one table (see errors.go).
+// answered with a JSON body {"error":{"code","message"}} and the status of
+// its code in idforge's one error vocabulary (see idforge.Code).
 package httpapi
 
 import (
@@ -60,7 +60,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		// the mux's plain-text one.
 		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Allow", methods)
-			WriteJSON(w, http.StatusMethodNotAllowed, NewErrorBody("method_not_allowed", fmt.Sprintf("%s is not allowed here; use %s", r.Method, methods)))
+			h.writeError(w, r, fmt.Errorf("%w: %s; use %s", idforge.ErrMethodNotAllowed, r.Method, methods))
 		})
 	}
 	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
@@ -85,7 +85,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		route("GET", "/metrics", opts.Metrics.ServeHTTP)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		WriteJSON(w, http.StatusNotFound, NewErrorBody("not_found", "no endpoint at "+r.URL.Path))
+		h.writeError(w, r, fmt.Errorf("%w: %s", idforge.ErrNoEndpoint, r.URL.Path))
 	})
 	return mux
 }

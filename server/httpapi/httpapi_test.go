@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
@@ -86,11 +87,11 @@ func (f *fixture) do(t testing.TB, method, path, body string) (int, string, http
 
 func errorCode(t testing.TB, body string) string {
 	t.Helper()
-	var e ErrorBody
+	var e httperr.Body
 	if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error.Code == "" || e.Error.Message == "" {
 		t.Fatalf("not a JSON error body: %q (%v)", body, err)
 	}
-	return e.Error.Code
+	return string(e.Error.Code)
 }
 
 func TestLeafEndpoints(t *testing.T) {
@@ -439,13 +440,21 @@ func FuzzParseCount(f *testing.F) {
 }
 
 // Whatever a client sends, the server answers 200, a redirect to the clean
-// path (the mux's "//x" → "/x"), or a 4xx with a JSON error; never a 5xx.
+// path (the mux's "//x" → "/x"), or a 4xx with a JSON error whose status
+// is its code's (see idforge.Code); never a 5xx: the fixture's store
+// works, so no state a request reaches is the server's fault. The key
+// "full" has used up its space (see addFullKey).
 func FuzzRequests(f *testing.F) {
 	fx := newFixture(f)
+	fx.addFullKey(f)
+	if status, body := fx.drain(f, "full"); status != 409 {
+		f.Fatalf("draining full: %d %s", status, body)
+	}
 	for _, s := range [][2]string{
 		{"GET /v1/ids/order?count=3", ""}, {"GET /v1/ids/msg", ""}, {"POST /v1/keys", `{"key":"k1"}`},
 		{"GET /api/segment/get/order", ""}, {"GET /decodeSnowflakeId?snowflakeId=123", ""},
 		{"GET /v1/explain/77", ""}, {"POST /v1/keys", `{"key":"s","strategy":"snowflake"}`},
+		{"GET /v1/ids/full", ""}, {"GET /v1/serials/job?param.area=1&param.unit=0001", ""},
 	} {
 		f.Add(s[0], s[1])
 	}
@@ -472,7 +481,9 @@ func FuzzRequests(f *testing.F) {
 				t.Fatalf("%s %s: redirect without Location", method, target)
 			}
 		default:
-			errorCode(t, rec.Body.String())
+			if code := idforge.Code(errorCode(t, rec.Body.String())); code.HTTPStatus() != rec.Code {
+				t.Fatalf("%s %s %q: %d with code %s, whose status is %d", method, target, body, rec.Code, code, code.HTTPStatus())
+			}
 		}
 	})
 }

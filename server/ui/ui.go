@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httperr"
 )
 
 //go:embed index.html
@@ -47,9 +50,7 @@ func Handler() http.Handler {
 		h := w.Header()
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			h.Set("Allow", "GET, HEAD")
-			h.Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			fmt.Fprintf(w, `{"error":{"code":"method_not_allowed","message":%q}}`+"\n", r.Method+" is not allowed here; use GET")
+			httperr.Write(w, r, nil, fmt.Errorf("%w: %s; use GET", idforge.ErrMethodNotAllowed, r.Method))
 			return
 		}
 		h.Set("Content-Type", "text/html; charset=utf-8")

@@ -1,0 +1,59 @@
+// Package httperr is idforge's HTTP error answer, shared by every HTTP
+// package (server/httpapi, server/compat, server/ui, and the auth
+// middleware in front of them): the status of the error's code from the
+// one vocabulary (see idforge.Code) and the JSON body
+// {"error":{"code":"…","message":"…"}}.
+package httperr
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+
+	"github.com/idforge/idforge"
+)
+
+// Body is the JSON shape of every error answer.
+type Body struct {
+	Error Detail `json:"error"`
+}
+
+// Detail is the code and message of a Body.
+type Detail struct {
+	Code    idforge.Code `json:"code"`
+	Message string       `json:"message"`
+}
+
+// Of returns the status and body that answer err, and logs the failures
+// that are the server's: internal (err carries no code: a bug) at error
+// level, any other 5xx (the node cannot serve right now) at warn level,
+// each with the request's method and path. log nil means slog.Default().
+func Of(log *slog.Logger, r *http.Request, err error) (int, Body) {
+	code := idforge.ErrorCode(err)
+	status := code.HTTPStatus()
+	if status >= 500 {
+		if log == nil {
+			log = slog.Default()
+		}
+		level := slog.LevelWarn
+		if code == idforge.CodeInternal {
+			level = slog.LevelError
+		}
+		log.Log(r.Context(), level, "request failed", "method", r.Method, "path", r.URL.Path, "status", status, "code", string(code), "err", err)
+	}
+	return status, Body{Error: Detail{Code: code, Message: err.Error()}}
+}
+
+// Write answers err with Of's status and body.
+func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	status, body := Of(log, r, err)
+	WriteJSON(w, status, body)
+}
+
+// WriteJSON answers with v as JSON and the given status.
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
