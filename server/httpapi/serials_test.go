@@ -78,7 +78,7 @@ func TestSerialWidthRunsOut(t *testing.T) {
 	}
 	// The status is the error table's for space_exhausted (never the 500
 	// of an unknown error once that code is in the table).
-	wantStatus, _ := StatusOf(idforge.ErrSpaceExhausted)
+	wantStatus := idforge.ErrorCode(idforge.ErrSpaceExhausted).HTTPStatus()
 	for _, path := range []string{"/v1/serials/s6?count=5", "/v1/serials/s6", "/v1/serials/s6?count=1"} {
 		status, body, _ := f.do(t, "GET", path, "")
 		if status != wantStatus || errorCode(t, body) != "space_exhausted" || !strings.Contains(body, "width=6") {
