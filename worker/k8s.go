@@ -11,6 +11,13 @@ import (
 	"github.com/idforge/idforge"
 )
 
+func init() {
+	open := func(_ context.Context, u *url.URL, _ Options) (Provider, error) { return Kubernetes(u), nil }
+	for _, scheme := range []string{"k8s", "kubernetes"} {
+		Register(Scheme{Name: scheme, Form: scheme + "://?offset=0", Doc: "the ordinal of this StatefulSet pod ($POD_NAME or $HOSTNAME), plus offset"}, open)
+	}
+}
+
 // Kubernetes returns a Provider that takes the worker ID from the ordinal
 // of a StatefulSet pod: pod "idforge-3" is worker 3. A StatefulSet never
 // runs two pods with one ordinal, so the IDs are distinct without a

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/store"
 )
 
@@ -29,17 +30,17 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	url := cfg.storeURL(cfg.Data)
 	st, err := store.Open(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
 	if err != nil {
-		return fmt.Errorf("store %s: %w", redactURL(url), err)
+		return fmt.Errorf("store %s: %w", dsn.RedactedString(url), err)
 	}
 	defer st.Close()
 	m, ok := st.(idforge.Migrator)
 	if !ok {
-		fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", redactURL(url))
+		fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", dsn.RedactedString(url))
 		return nil
 	}
 	if err := m.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redactURL(url), err)
+		return fmt.Errorf("migrate %s: %w", dsn.RedactedString(url), err)
 	}
-	fmt.Fprintf(stdout, "schema of %s is up to date\n", redactURL(url))
+	fmt.Fprintf(stdout, "schema of %s is up to date\n", dsn.RedactedString(url))
 	return st.Close()
 }
