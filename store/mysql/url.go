@@ -4,7 +4,6 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
@@ -35,13 +34,7 @@ func init() {
 // does not parse, has another scheme, no database, a fragment, a bad
 // idforge parameter value or a parameter the driver rejects. Errors show
 // the URL with the password replaced by "xxxxx".
-func ParseURL(rawURL string) (Config, error) {
-	u, err := dsn.Parse(rawURL, "mysql URL")
-	if err != nil {
-		return Config{}, err
-	}
-	return fromURL(u, store.Options{})
-}
+func ParseURL(rawURL string) (Config, error) { return sqlstore.ParseURL(rawURL, "mysql", fromURL) }
 
 // fromURL is ParseURL's work, with the Options of store.Open.
 func fromURL(u *url.URL, opts store.Options) (Config, error) {

@@ -3,7 +3,6 @@ package postgres
 import (
 	"net/url"
 
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/pgdsn"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
@@ -37,13 +36,7 @@ func init() {
 // does not parse, has another scheme, a fragment, a bad idforge parameter
 // value or anything pgx rejects. Errors show the URL with the password
 // replaced by "xxxxx".
-func ParseURL(rawURL string) (Config, error) {
-	u, err := dsn.Parse(rawURL, "postgres URL")
-	if err != nil {
-		return Config{}, err
-	}
-	return fromURL(u, store.Options{})
-}
+func ParseURL(rawURL string) (Config, error) { return sqlstore.ParseURL(rawURL, "postgres", fromURL) }
 
 // fromURL is ParseURL's work, with the Options of store.Open.
 func fromURL(u *url.URL, opts store.Options) (Config, error) {

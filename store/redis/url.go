@@ -119,11 +119,3 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	o.ContextTimeoutEnabled = true
 	return p, nil
 }
-
-// orDefault sets *v to def when the URL left it zero.
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
-}

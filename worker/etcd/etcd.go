@@ -75,22 +75,14 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		logger: opts.Logger,
 		clock:  opts.Clock,
 	}
-	q := dsn.NewQuery(u, "etcd worker URL")
+	q, hosts, err := coord.ParseURL(u, "prefix", defaultPort, "etcd", "etcds")
+	if err != nil {
+		return nil, err
+	}
 	scheme := "http://"
-	switch u.Scheme {
-	case "etcd":
-	case "etcds":
+	if u.Scheme == "etcds" {
 		scheme = "https://"
 		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
-	default:
-		return nil, q.Errorf("scheme %q, want etcd or etcds", u.Scheme)
-	}
-	if u.Opaque != "" {
-		return nil, q.Errorf("want %s://host:port/prefix", u.Scheme)
-	}
-	hosts, err := coord.Hosts(u.Host, defaultPort)
-	if err != nil {
-		return nil, q.Errorf("%v", err)
 	}
 	for _, h := range hosts {
 		p.endpoints = append(p.endpoints, scheme+h)

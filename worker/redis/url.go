@@ -12,10 +12,9 @@ import (
 )
 
 func init() {
-	for _, scheme := range []string{"redis", "rediss"} {
-		worker.Register(worker.Scheme{Name: scheme, Form: scheme + "://[:password@]host:6379/0?prefix=idforge:workers&ttl=10s",
-			Doc: "a key with a TTL in Redis"}, openURL)
-	}
+	worker.Register(worker.Scheme{Name: "redis", Form: "redis://[:password@]host:6379/0?prefix=idforge:workers&ttl=10s",
+		Doc: "a key with a TTL in Redis"}, openURL)
+	worker.Register(worker.Scheme{Name: "rediss", Form: "rediss://…", Doc: "redis:// over TLS"}, openURL)
 }
 
 // poolSize is the connection pool of a client opened from a URL that

@@ -79,17 +79,11 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		logger: opts.Logger,
 		clock:  opts.Clock,
 	}
-	q := dsn.NewQuery(u, "ZooKeeper worker URL")
-	if u.Scheme != "zk" && u.Scheme != "zookeeper" {
-		return nil, q.Errorf("scheme %q, want zk or zookeeper", u.Scheme)
+	q, servers, err := coord.ParseURL(u, "name", defaultPort, "zk", "zookeeper")
+	if err != nil {
+		return nil, err
 	}
-	if u.Opaque != "" {
-		return nil, q.Errorf("want %s://host:port/name", u.Scheme)
-	}
-	var err error
-	if p.servers, err = coord.Hosts(u.Host, defaultPort); err != nil {
-		return nil, q.Errorf("%v", err)
-	}
+	p.servers = servers
 	if name := strings.Trim(u.Path, "/"); name != "" {
 		if strings.Contains(name, "/") {
 			return nil, q.Errorf("name %q: want one path element (Leaf's leaf.name)", name)

@@ -13,6 +13,17 @@ import (
 	"github.com/idforge/idforge/store"
 )
 
+// ParseURL is a backend's ParseURL: it parses rawURL, whose errors name
+// the backend, and reads it with fromURL, without the registry's Options.
+func ParseURL[C any](rawURL, name string, fromURL func(*url.URL, store.Options) (C, error)) (C, error) {
+	u, err := dsn.Parse(rawURL, name+" URL")
+	if err != nil {
+		var zero C
+		return zero, err
+	}
+	return fromURL(u, store.Options{})
+}
+
 // ServerURL checks what every server backend asks of its store URL (one
 // of schemes, the hierarchical form, no fragment) and takes idforge's own
 // parameters from its query (TakeSettings). It returns the settings and
