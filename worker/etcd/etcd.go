@@ -121,7 +121,7 @@ func parseTTL(s string) (time.Duration, error) {
 	if err != nil {
 		n, nerr := strconv.ParseInt(s, 10, 64)
 		if nerr != nil {
-			return 0, fmt.Errorf("want a duration such as 10s")
+			return 0, fmt.Errorf("a duration such as 10s")
 		}
 		d = time.Duration(n) * time.Second
 	}
