@@ -16,7 +16,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
-	"github.com/idforge/idforge/sequence/internal/param"
+	"github.com/idforge/idforge/internal/dsn"
 )
 
 // OverCap says what Counter.Next does when the period's cap is reached.
@@ -483,11 +483,11 @@ func writeMarkFile(path string, m Mark) error {
 // idforge.ErrInvalidArgument for a bad URL or parameter and never contain
 // the password.
 func OpenCounter(ctx context.Context, rawURL string) (*Counter, error) {
-	u, open, err := counters.lookup(rawURL)
+	u, open, err := counters.Lookup(rawURL)
 	if err != nil {
 		return nil, err
 	}
-	q := param.New(u, "counter URL")
+	q := dsn.NewQuery(u, "counter URL")
 	s := CounterSettings{
 		Name:      q.String("name", ""),
 		Cap:       q.Int("cap", 0, 0, MaxCap),
@@ -514,7 +514,7 @@ func OpenCounter(ctx context.Context, rawURL string) (*Counter, error) {
 	rest.RawQuery = q.Rest().Encode()
 	st, err := open(ctx, &rest, s.Name)
 	if err != nil {
-		return nil, fmt.Errorf("counter store %s: %w", u.Scheme, err)
+		return nil, counters.Wrap(u, err)
 	}
 	closer, _ := st.(io.Closer)
 	c, err := NewCounter(ctx, st, s)

@@ -22,9 +22,9 @@
 //	tickets+mysql://user:password@host1:3306/db?also=host2:3306/db   sequence/tickets: Flickr ticket servers
 //
 // Parameters go in the query string; each package's documentation lists
-// its own. Errors never show a password (url.URL.Redacted). The idforge
-// binary relies on this registry; a Go program may call each backend's
-// NewSource with a client or pool it owns instead.
+// its own, and Schemes lists every form. Errors never show a password.
+// The idforge binary relies on this registry; a Go program may call each
+// backend's NewSource with a client or pool it owns instead.
 //
 // What a failure does, in short (details in each package):
 //

@@ -15,12 +15,12 @@ import (
 func TestSchemes(t *testing.T) {
 	want := []string{"autoinc+mysql", "autoinc+postgres", "autoinc+postgresql", "autoinc+sqlite", "memcache", "redis", "rediss",
 		"sqlrow+mysql", "sqlrow+postgres", "sqlrow+postgresql", "sqlrow+sqlite", "tickets+mysql"}
-	if got := sequence.Schemes(); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("Schemes() = %v\nwant %v", got, want)
+	if got := sequence.Names(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("Names() = %v\nwant %v", got, want)
 	}
 	wantC := []string{"mysql", "postgres", "postgresql", "redis", "rediss", "sqlite"}
-	if got := sequence.CounterSchemes(); strings.Join(got, " ") != strings.Join(wantC, " ") {
-		t.Errorf("CounterSchemes() = %v\nwant %v", got, wantC)
+	if got := sequence.CounterNames(); strings.Join(got, " ") != strings.Join(wantC, " ") {
+		t.Errorf("CounterNames() = %v\nwant %v", got, wantC)
 	}
 }
 
@@ -59,7 +59,7 @@ func TestRegisterPanics(t *testing.T) {
 					t.Fatal("no panic")
 				}
 			}()
-			sequence.Register(tc.scheme, tc.open)
+			sequence.Register(sequence.Scheme{Name: tc.scheme}, tc.open)
 		})
 	}
 }

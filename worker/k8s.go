@@ -3,13 +3,22 @@ package worker
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 )
+
+func init() {
+	open := func(_ context.Context, u *url.URL, _ Options) (Provider, error) { return Kubernetes(u), nil }
+	for _, scheme := range []string{"k8s", "kubernetes"} {
+		Register(Scheme{Name: scheme, Form: scheme + "://?offset=0", Doc: "the ordinal of this StatefulSet pod ($POD_NAME or $HOSTNAME), plus offset"}, open)
+	}
+}
 
 // Kubernetes returns a Provider that takes the worker ID from the ordinal
 // of a StatefulSet pod: pod "idforge-3" is worker 3. A StatefulSet never
@@ -42,13 +51,10 @@ func (k k8s) Acquire(ctx context.Context, max int64) (Lease, error) {
 	if pod == "" || dash < 0 || err != nil {
 		return nil, fmt.Errorf("%w: pod name %q does not end in a StatefulSet ordinal (name-N); set POD_NAME", idforge.ErrInvalidWorker, pod)
 	}
-	id := ordinal
-	if off := k.u.Query().Get("offset"); off != "" {
-		n, err := strconv.ParseInt(off, 10, 64)
-		if err != nil || n < 0 {
-			return nil, fmt.Errorf("%w: k8s offset %q", idforge.ErrInvalidArgument, off)
-		}
-		id += n
+	q := dsn.NewQuery(k.u, "k8s worker URL")
+	id := ordinal + q.Int("offset", 0, 0, math.MaxInt64-ordinal)
+	if err := q.Err(); err != nil {
+		return nil, err
 	}
 	if id > max {
 		return nil, fmt.Errorf("%w: pod %s gives worker ID %d, the layout allows 0..%d", idforge.ErrInvalidWorker, pod, id, max)

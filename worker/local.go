@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +14,35 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/internal/dsn"
 )
+
+func init() {
+	Register(Scheme{Name: "static", Form: "static://7", Doc: "the fixed worker ID 7 (or just 7)"}, openStatic)
+	Register(Scheme{Name: "file", Form: "file:///abs/path",
+		Doc: "an ID chosen once and kept in the file (file:rel/path is relative; the default is worker-id in the data directory)"}, openFile)
+}
+
+// openStatic is the Opener of static://N.
+func openStatic(_ context.Context, u *url.URL, _ Options) (Provider, error) {
+	n, err := strconv.ParseInt(u.Host+u.Opaque, 10, 64)
+	if err != nil {
+		return nil, dsn.NewQuery(u, "worker URL").Errorf("want static://<number>")
+	}
+	return Static(n), nil
+}
+
+// openFile is the Opener of file:///abs/path and file:rel/path.
+func openFile(_ context.Context, u *url.URL, _ Options) (Provider, error) {
+	p := u.Path
+	if u.Opaque != "" {
+		p = u.Opaque
+	}
+	if p == "" {
+		return nil, dsn.NewQuery(u, "worker URL").Errorf("file URL without a path")
+	}
+	return File(p), nil
+}
 
 // Static returns a Provider that always hands out id.
 func Static(id int64) Provider { return static(id) }

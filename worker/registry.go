@@ -2,55 +2,40 @@ package worker
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"sync"
 
-	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/internal/registry"
 )
 
 // An Opener builds a Provider from a --worker URL whose scheme it
-// registered. It must not contact the coordinator: Acquire does.
+// registered. It must not contact the coordinator: Acquire does. opts has
+// its defaults (Options.WithDefaults).
 type Opener func(ctx context.Context, u *url.URL, opts Options) (Provider, error)
 
-var registry struct {
-	sync.Mutex
-	openers map[string]Opener
-}
+// Scheme describes a registered URL scheme for help texts: its Name, the
+// URL Form to write and a short Doc.
+type Scheme = registry.Scheme
 
-// Register makes a provider available under scheme. It is called from a
-// provider package's init and panics on an empty scheme, a nil opener or a
-// scheme registered twice: those are programming errors.
-func Register(scheme string, open Opener) {
-	registry.Lock()
-	defer registry.Unlock()
-	if scheme == "" || open == nil {
-		panic("worker: Register with an empty scheme or a nil opener")
-	}
-	if registry.openers == nil {
-		registry.openers = map[string]Opener{}
-	}
-	if _, dup := registry.openers[scheme]; dup {
-		panic("worker: scheme " + scheme + " registered twice")
-	}
-	registry.openers[scheme] = open
-}
+// providers is the process-wide registry behind Register, Open and Names.
+var providers = registry.New[Opener]("worker", "github.com/idforge/idforge/worker/all")
 
-// Names returns the registered schemes and the built-in ones, sorted.
-func Names() []string {
-	registry.Lock()
-	defer registry.Unlock()
-	names := []string{"file", "k8s", "static"}
-	for n := range registry.openers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+// Register makes a provider available under s.Name. It is called from a
+// provider package's init and panics when s.Name is not a lower-case URL
+// scheme, open is nil or the scheme is registered twice: those are
+// programming errors.
+func Register(s Scheme, open Opener) { providers.Register(s, open) }
+
+// Names returns the registered schemes, the built-in ones included,
+// sorted.
+func Names() []string { return providers.Names() }
+
+// Schemes returns the registered schemes with the URL form each takes,
+// sorted by name: every --worker form but the two shorthands Open
+// documents ("" and a bare number), for help texts.
+func Schemes() []Scheme { return providers.Schemes() }
 
 // Open returns the Provider a --worker value names:
 //
@@ -61,8 +46,8 @@ func Names() []string {
 //	"etcd://…", "zk://…",  a coordinator, when its package is linked in
 //	"redis://…", "mysql://…", "postgres://…", "sqlite://…"
 //
-// A malformed value or an unknown scheme is an error wrapping
-// idforge.ErrInvalidArgument.
+// (Schemes lists every registered form.) A malformed value or an unknown
+// scheme is an error wrapping idforge.ErrInvalidArgument.
 func Open(ctx context.Context, spec string, opts Options) (Provider, error) {
 	opts = opts.WithDefaults()
 	if spec == "" {
@@ -71,46 +56,13 @@ func Open(ctx context.Context, spec string, opts Options) (Provider, error) {
 	if n, err := strconv.ParseInt(spec, 10, 64); err == nil {
 		return Static(n), nil
 	}
-	u, err := url.Parse(spec)
+	u, open, err := providers.Lookup(spec)
 	if err != nil {
-		return nil, fmt.Errorf("%w: worker %q: %v", idforge.ErrInvalidArgument, redact(spec), err)
-	}
-	switch u.Scheme {
-	case "static":
-		n, err := strconv.ParseInt(u.Host+u.Opaque, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%w: worker %q: want static://<number>", idforge.ErrInvalidArgument, spec)
-		}
-		return Static(n), nil
-	case "file":
-		p := u.Path
-		if u.Opaque != "" {
-			p = u.Opaque
-		}
-		if p == "" {
-			return nil, fmt.Errorf("%w: worker %q: file URL without a path", idforge.ErrInvalidArgument, spec)
-		}
-		return File(p), nil
-	case "k8s", "kubernetes":
-		return Kubernetes(u), nil
-	}
-	registry.Lock()
-	open := registry.openers[u.Scheme]
-	registry.Unlock()
-	if open == nil {
-		return nil, fmt.Errorf("%w: worker %q: unknown kind %q (known: %v)", idforge.ErrInvalidArgument, redact(spec), u.Scheme, Names())
+		return nil, err
 	}
 	p, err := open(ctx, u, opts)
 	if err != nil {
-		return nil, fmt.Errorf("worker %s: %w", u.Redacted(), err)
+		return nil, providers.Wrap(u, err)
 	}
 	return p, nil
-}
-
-// redact hides a password in a worker URL for messages.
-func redact(spec string) string {
-	if u, err := url.Parse(spec); err == nil {
-		return u.Redacted()
-	}
-	return "(unparsable URL)"
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/store"
 )
 
@@ -41,25 +42,25 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	defer st.Close()
 	m, ok := st.(idforge.Migrator)
 	if !ok {
-		fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", redactURL(url))
+		fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", dsn.RedactedString(url))
 		return nil
 	}
 	creator, reports := st.(tableCreator)
 	if !reports {
 		if err := m.Migrate(ctx); err != nil {
-			return inContext(err, "migrate %s", redactURL(url))
+			return inContext(err, "migrate %s", dsn.RedactedString(url))
 		}
-		fmt.Fprintf(stdout, "schema of %s is up to date\n", redactURL(url))
+		fmt.Fprintf(stdout, "schema of %s is up to date\n", dsn.RedactedString(url))
 		return st.Close()
 	}
 	created, err := creator.MigrateTables(ctx)
 	if err != nil {
-		return inContext(err, "migrate %s", redactURL(url))
+		return inContext(err, "migrate %s", dsn.RedactedString(url))
 	}
 	if len(created) == 0 {
-		fmt.Fprintf(stdout, "%s is already up to date: every table idforge uses was there; nothing changed\n", redactURL(url))
+		fmt.Fprintf(stdout, "%s is already up to date: every table idforge uses was there; nothing changed\n", dsn.RedactedString(url))
 	} else {
-		fmt.Fprintf(stdout, "created %s in %s\n", strings.Join(created, ", "), redactURL(url))
+		fmt.Fprintf(stdout, "created %s in %s\n", strings.Join(created, ", "), dsn.RedactedString(url))
 	}
 	return st.Close()
 }

@@ -312,7 +312,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		log.Warn("the snowflake worker ID comes from this node's data directory (chosen at random when first needed), "+
 			"but the store is shared: nodes that share it may hold the same worker ID and issue duplicate snowflake IDs; "+
 			"give each node its own (worker = a number) or a coordinator (worker = etcd://, zk://, redis:// or mysql:// / postgres://)",
-			"worker", lease.ID(), "store", redactURL(storeURL))
+			"worker", lease.ID(), "store", dsn.RedactedString(storeURL))
 	}
 	n.snow, err = snowflake.New(snowflake.Settings{
 		Layout:          layout,
@@ -419,13 +419,4 @@ func (n *node) Close() error {
 		errs = append(errs, n.dir.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// redactURL hides a password in a store URL before it is logged.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return dsn.Redacted(u)
 }

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/idforge/idforge/auth"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/grpcapi"
 	"github.com/idforge/idforge/server/httpapi"
@@ -161,7 +162,7 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		grpcAddr = gln.Addr().String()
 	}
 	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.dir.Path(),
-		"store", redactURL(cfg.storeURL(n.dir.Path())), "layout", layout.String(),
+		"store", dsn.RedactedString(cfg.storeURL(n.dir.Path())), "layout", layout.String(),
 		"worker", n.snow.Worker(), "datacenter", n.snow.Datacenter(),
 		"layout_expires", layout.Expires().Format(time.RFC3339), "version", versionString())
 

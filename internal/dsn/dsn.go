@@ -1,79 +1,70 @@
-// Package dsn holds what the store backends and the worker-ID providers
-// share in turning a URL into a driver's configuration: idforge's own
-// query parameters taken out of a URL whose other parameters are the
-// driver's, and passwords kept out of text. Its subpackages build the
-// MySQL and PostgreSQL drivers' configurations; they are apart so that
+// Package dsn owns how idforge reads the URLs that name its backends
+// (stores, worker-ID providers, sequence sources): parsing a URL without
+// repeating it in errors, the text of a URL with its passwords hidden,
+// and idforge's own typed query parameters, taken out of a query whose
+// other parameters may be a driver's. Its subpackages build the MySQL
+// and PostgreSQL drivers' configurations; they are apart so that
 // importing one driver does not link (and register) the other.
 package dsn
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"net/url"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/datadir"
 )
 
-// A Param is one of idforge's own parameters in a URL.
-type Param struct {
-	Name string
-	// Set parses v into its destination and reports whether v is valid.
-	Set func(v string) bool
-}
-
-// Take removes params from query and sets them; what is left of the
-// query is the driver's. The last of repeated values counts. The error
-// names the first invalid parameter and its value.
-func Take(query url.Values, params ...Param) error {
-	for _, p := range params {
-		vals, ok := query[p.Name]
-		if !ok {
-			continue
+// Parse parses rawURL. Its error wraps idforge.ErrInvalidArgument,
+// starts with what ("store URL") and never repeats the URL, which may
+// hold a password: url.Error's text would.
+func Parse(rawURL, what string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
-		delete(query, p.Name)
-		if v := vals[len(vals)-1]; !p.Set(v) {
-			return fmt.Errorf("%s=%q is not valid", p.Name, v)
-		}
+		return nil, fmt.Errorf("%w: %s: %v", idforge.ErrInvalidArgument, what, err)
 	}
-	return nil
+	return u, nil
 }
 
-// Duration is a Param holding a Go duration of at least min, parsed into
-// *dst.
-func Duration(name string, dst *time.Duration, min time.Duration) Param {
-	return Param{Name: name, Set: func(v string) bool {
-		d, err := time.ParseDuration(v)
-		*dst = d
-		return err == nil && d >= min
-	}}
-}
-
-// PasswordParams are the query parameters in which libpq accepts a
-// password.
+// PasswordParams are the query parameters that hold a password (libpq's
+// password and sslpassword); Redacted hides them whatever their case.
 var PasswordParams = []string{"password", "sslpassword"}
 
-// Redacted returns u as text with every password replaced by "xxxxx": the
-// user's, those of PasswordParams, and those of URLs nested in query
-// parameters (redisseg://…?store=mysql://user:password@…).
+// Redacted returns u as text with every password replaced by "xxxxx":
+// the user's, those of PasswordParams, and those of URLs nested in query
+// parameters (redisseg://…?store=mysql://user:password@…). A nested value
+// that looks like a URL but does not parse is hidden whole.
 func Redacted(u *url.URL) string {
 	c := *u
 	q := c.Query()
 	changed := false
-	for _, key := range PasswordParams {
-		if q.Has(key) {
-			q.Set(key, "xxxxx")
-			changed = true
-		}
-	}
 	for key, vals := range q {
 		for i, v := range vals {
-			if !strings.Contains(v, "://") {
-				continue
-			}
-			if inner, err := url.Parse(v); err == nil && inner.User != nil {
-				if red := Redacted(inner); red != v {
-					q[key][i] = red
-					changed = true
+			red := v
+			switch {
+			case isPasswordParam(key):
+				red = "xxxxx"
+			case strings.Contains(v, "://"):
+				if inner, err := url.Parse(v); err != nil {
+					red = "xxxxx"
+				} else {
+					red = Redacted(inner)
 				}
+			}
+			if red != v {
+				vals[i], changed = red, true
 			}
 		}
 	}
@@ -81,6 +72,25 @@ func Redacted(u *url.URL) string {
 		c.RawQuery = q.Encode()
 	}
 	return c.Redacted()
+}
+
+// RedactedString is Redacted of rawURL, for text that was never parsed;
+// a URL that does not parse shows as "(unparsable URL)".
+func RedactedString(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return Redacted(u)
+}
+
+func isPasswordParam(key string) bool {
+	for _, p := range PasswordParams {
+		if strings.EqualFold(key, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // Scrub removes a password from an error's text, should a driver message
@@ -99,3 +109,221 @@ type scrubbed struct {
 
 func (e *scrubbed) Error() string { return e.msg }
 func (e *scrubbed) Unwrap() error { return e.err }
+
+// Query holds the query parameters of one URL not taken yet. Each read
+// takes its parameter out (the last of repeated values counts), so that
+// what is left is the driver's (Rest) or unknown (Done). It records the
+// first invalid value; later reads return their defaults. It is not safe
+// for concurrent use.
+type Query struct {
+	u     *url.URL
+	what  string
+	v     url.Values
+	err   error
+	known []string
+}
+
+// NewQuery returns the parameters of u. what names the URL in messages
+// ("redis source URL").
+func NewQuery(u *url.URL, what string) *Query {
+	return &Query{u: u, what: what, v: u.Query()}
+}
+
+// Errorf returns an error wrapping idforge.ErrInvalidArgument that names
+// the URL, redacted: `<what> "<url>": <message>`.
+func (q *Query) Errorf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s %q: %s", idforge.ErrInvalidArgument, q.what, Redacted(q.u), fmt.Sprintf(format, args...))
+}
+
+// fail records that parameter name has the invalid value val.
+func (q *Query) fail(name, val, want string) {
+	if q.err == nil {
+		q.err = q.Errorf("parameter %s=%q: want %s", name, val, want)
+	}
+}
+
+// take removes name and returns its last value.
+func (q *Query) take(name string) (string, bool) {
+	q.note(name)
+	vals, ok := q.v[name]
+	if !ok {
+		return "", false
+	}
+	delete(q.v, name)
+	return vals[len(vals)-1], true
+}
+
+// note records that the URL knows parameter name, for Done's message.
+func (q *Query) note(name string) {
+	if !slices.Contains(q.known, name) {
+		q.known = append(q.known, name)
+	}
+}
+
+// Has reports whether name is present and not taken yet.
+func (q *Query) Has(name string) bool { return q.v.Has(name) }
+
+// String returns the value of name, or def when absent.
+func (q *Query) String(name, def string) string {
+	if v, ok := q.take(name); ok {
+		return v
+	}
+	return def
+}
+
+// NonEmpty is String, refusing an empty value.
+func (q *Query) NonEmpty(name, def string) string {
+	v, ok := q.take(name)
+	if !ok {
+		return def
+	}
+	if v == "" {
+		q.fail(name, v, "a value")
+		return def
+	}
+	return v
+}
+
+// Int returns the integer value of name within [lo, hi], or def when
+// absent.
+func (q *Query) Int(name string, def, lo, hi int64) int64 {
+	v, ok := q.take(name)
+	if !ok {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		want := fmt.Sprintf("an integer in [%d, %d]", lo, hi)
+		if hi == math.MaxInt64 {
+			want = fmt.Sprintf("an integer ≥ %d", lo)
+		}
+		q.fail(name, v, want)
+		return def
+	}
+	return n
+}
+
+// Bool returns the boolean value of name (true/false/1/0), or def.
+func (q *Query) Bool(name string, def bool) bool {
+	v, ok := q.take(name)
+	if !ok {
+		return def
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		q.fail(name, v, "true or false")
+		return def
+	}
+	return b
+}
+
+// Duration returns the Go duration value of name, at least lo, or def.
+func (q *Query) Duration(name string, def, lo time.Duration) time.Duration {
+	v, ok := q.take(name)
+	if !ok {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lo {
+		want := fmt.Sprintf("a Go duration of at least %v", lo)
+		if lo == time.Nanosecond {
+			want = "a positive Go duration such as 3s"
+		}
+		q.fail(name, v, want)
+		return def
+	}
+	return d
+}
+
+// Func hands the value of name, when present, to parse; parse's error
+// says what is wanted ("a duration such as 10s").
+func (q *Query) Func(name string, parse func(v string) error) {
+	v, ok := q.take(name)
+	if !ok {
+		return
+	}
+	if err := parse(v); err != nil {
+		q.fail(name, v, err.Error())
+	}
+}
+
+// List returns the comma-separated values of every occurrence of name,
+// empty items dropped.
+func (q *Query) List(name string) []string {
+	q.note(name)
+	vals, ok := q.v[name]
+	if !ok {
+		return nil
+	}
+	delete(q.v, name)
+	var out []string
+	for _, v := range vals {
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
+}
+
+// Err returns the first error met, or nil.
+func (q *Query) Err() error { return q.err }
+
+// Rest returns the parameters not taken: a driver's.
+func (q *Query) Rest() url.Values { return q.v }
+
+// Done returns the first error met or, failing that, an error naming the
+// parameters nobody took and those the URL knows.
+func (q *Query) Done() error {
+	if q.err != nil || len(q.v) == 0 {
+		return q.err
+	}
+	names := make([]string, 0, len(q.v))
+	for n := range q.v {
+		names = append(names, strconv.Quote(n))
+	}
+	sort.Strings(names)
+	s := ""
+	if len(names) > 1 {
+		s = "s"
+	}
+	known := "none"
+	if len(q.known) > 0 {
+		known = strings.Join(q.known, ", ")
+	}
+	return q.Errorf("unknown parameter%s %s (known: %s)", s, strings.Join(names, ", "), known)
+}
+
+// SQLitePath returns the database file a SQLite URL names, the one rule
+// of the store, the worker-ID provider and the sequence backends:
+//
+//	sqlite:///abs/path/idforge.db   /abs/path/idforge.db
+//	sqlite:relative/path.db         relative/path.db (from the working directory)
+//	sqlite: or sqlite://            <dataDir>/idforge.db (datadir.SQLiteFile)
+//
+// Its error (q's) says when the URL has a host or a user
+// ("sqlite://name.db" is a host, not a file: write "sqlite:name.db"), or
+// no path while dataDir is empty. The query is not examined.
+func (q *Query) SQLitePath(dataDir string) (string, error) {
+	const write = "write sqlite:relative/file.db or sqlite:///absolute/file.db"
+	u := q.u
+	if u.Host != "" || u.User != nil {
+		return "", q.Errorf("has a host; %s", write)
+	}
+	path := u.Path
+	if u.Opaque != "" {
+		p, err := url.PathUnescape(u.Opaque)
+		if err != nil {
+			return "", q.Errorf("%v", err)
+		}
+		path = p
+	}
+	if path == "" {
+		if dataDir == "" {
+			return "", q.Errorf("gives no file and no data directory is set; %s", write)
+		}
+		path = filepath.Join(dataDir, datadir.SQLiteFile)
+	}
+	return filepath.FromSlash(path), nil
+}

@@ -6,8 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
@@ -16,15 +16,16 @@ import (
 const DefaultTablePrefix = "idforge_autoinc"
 
 func init() {
-	for _, db := range []string{"mysql", "postgres", "postgresql", "sqlite"} {
-		sequence.Register("autoinc+"+db, openSource)
+	for db, form := range sqldb.Forms {
+		sequence.Register(sequence.Scheme{Name: "autoinc+" + db, Form: "autoinc+" + form + "?tables=4",
+			Doc: "id << n | table over 2^n auto-increment tables"}, openSource)
 	}
 }
 
 // openSource is the sequence.Opener of "autoinc+mysql", "autoinc+postgres"
 // and "autoinc+sqlite".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
-	q := param.New(u, "autoinc source URL")
+	q := dsn.NewQuery(u, "autoinc source URL")
 	n := q.Int("tables", 1, 1, MaxTables)
 	prefix := q.String("table", DefaultTablePrefix)
 	also := q.List("also")
@@ -54,7 +55,7 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	}
 	for _, p := range places {
 		p.RawQuery = rest
-		d, err := sqldb.Open(ctx, p, param.New(p, "autoinc source URL"))
+		d, err := sqldb.Open(ctx, p, dsn.NewQuery(p, "autoinc source URL"))
 		if err != nil {
 			return fail(err)
 		}

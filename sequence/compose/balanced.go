@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 )
 
 // Defaults of BalancedOptions. The first four are those of the
@@ -274,8 +274,8 @@ func OpenBalanced(ctx context.Context, urls []string, opts BalancedOptions) (*Ba
 		}
 		srcs = append(srcs, s)
 		owned = append(owned, s)
-		if u, err := param.Parse(raw, "source URL"); err == nil {
-			names = append(names, param.Redact(u))
+		if u, err := dsn.Parse(raw, "source URL"); err == nil {
+			names = append(names, dsn.Redacted(u))
 		} else {
 			names = append(names, fmt.Sprintf("source %d", i))
 		}

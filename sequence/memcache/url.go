@@ -9,15 +9,18 @@ import (
 
 	gomemcache "github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 )
 
-func init() { sequence.Register("memcache", openSource) }
+func init() {
+	sequence.Register(sequence.Scheme{Name: "memcache", Form: "memcache://host:11211?key=orders&create=true",
+		Doc: "incr on one memcached item"}, openSource)
+}
 
 // openSource is the sequence.Opener of "memcache".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
-	q := param.New(u, "memcache source URL")
+	q := dsn.NewQuery(u, "memcache source URL")
 	cfg := SourceConfig{
 		Key:    q.String("key", ""),
 		Start:  q.Int("start", 1, 1, math.MaxInt64),

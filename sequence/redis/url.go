@@ -7,20 +7,22 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 )
 
 func init() {
 	for _, scheme := range []string{"redis", "rediss"} {
-		sequence.Register(scheme, openSource)
-		sequence.RegisterCounter(scheme, openCounterStore)
+		sequence.Register(sequence.Scheme{Name: scheme, Form: scheme + "://[user:password@]host:6379/0?key=orders",
+			Doc: "INCR on one Redis key"}, openSource)
+		sequence.RegisterCounter(sequence.Scheme{Name: scheme, Form: scheme + "://[user:password@]host:6379/0?name=orders&period=day",
+			Doc: "per-period counters in Redis keys"}, openCounterStore)
 	}
 }
 
 // client opens a go-redis client from u and the parameters left in q
 // (go-redis's own, such as pool_size or dial_timeout).
-func client(ctx context.Context, u *url.URL, q *param.Query) (*goredis.Client, error) {
+func client(ctx context.Context, u *url.URL, q *dsn.Query) (*goredis.Client, error) {
 	if err := q.Err(); err != nil {
 		return nil, err
 	}
@@ -40,7 +42,7 @@ func client(ctx context.Context, u *url.URL, q *param.Query) (*goredis.Client, e
 
 // openSource is the sequence.Opener of "redis" and "rediss".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
-	q := param.New(u, "redis source URL")
+	q := dsn.NewQuery(u, "redis source URL")
 	cfg := SourceConfig{
 		Key:      q.String("key", ""),
 		Start:    q.Int("start", 1, 1, math.MaxInt64),
@@ -64,7 +66,7 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 
 // openCounterStore is the sequence.CounterOpener of "redis" and "rediss".
 func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.CounterStore, error) {
-	q := param.New(u, "redis counter URL")
+	q := dsn.NewQuery(u, "redis counter URL")
 	cfg := CounterStoreConfig{Prefix: q.String("prefix", DefaultPrefix), Keep: int(q.Int("keep", DefaultKeep, 1, 1000))}
 	cl, err := client(ctx, u, q)
 	if err != nil {

@@ -5,22 +5,24 @@ import (
 	"math"
 	"net/url"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 func init() {
-	for _, db := range []string{"mysql", "postgres", "postgresql", "sqlite"} {
-		sequence.Register("sqlrow+"+db, openSource)
-		sequence.RegisterCounter(db, openCounterStore)
+	for db, form := range sqldb.Forms {
+		sequence.Register(sequence.Scheme{Name: "sqlrow+" + db, Form: "sqlrow+" + form + "?name=orders",
+			Doc: "current_value + 1 on a named row"}, openSource)
+		sequence.RegisterCounter(sequence.Scheme{Name: db, Form: form + "?name=waybill&period=day",
+			Doc: "per-period counters in SQL rows"}, openCounterStore)
 	}
 }
 
 // openSource is the sequence.Opener of "sqlrow+mysql", "sqlrow+postgres"
 // and "sqlrow+sqlite".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
-	q := param.New(u, "sqlrow source URL")
+	q := dsn.NewQuery(u, "sqlrow source URL")
 	cfg := SourceConfig{
 		Name:     q.String("name", ""),
 		Table:    q.String("table", DefaultSourceTable),
@@ -48,7 +50,7 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 // openCounterStore is the sequence.CounterOpener of "mysql", "postgres"
 // and "sqlite".
 func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.CounterStore, error) {
-	q := param.New(u, "sql counter URL")
+	q := dsn.NewQuery(u, "sql counter URL")
 	cfg := CounterStoreConfig{Table: q.String("table", DefaultCounterTable), NoCreate: !q.Bool("create", true)}
 	if err := q.Err(); err != nil {
 		return nil, err

@@ -10,13 +10,16 @@ import (
 
 	mysqldrv "github.com/go-sql-driver/mysql"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/param"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
-func init() { sequence.Register("tickets+mysql", openSource) }
+func init() {
+	sequence.Register(sequence.Scheme{Name: "tickets+mysql", Form: "tickets+mysql://user:password@host1:3306/db?also=host2:3306/db",
+		Doc: "Flickr-style ticket servers"}, openSource)
+}
 
 // spec is one server named by a URL.
 type spec struct {
@@ -36,11 +39,11 @@ type options struct {
 // its also parameter) and its options. The scheme may be tickets+mysql
 // or mysql.
 func parseServers(rawURL string) ([]spec, options, error) {
-	u, err := param.Parse(rawURL, "tickets URL")
+	u, err := dsn.Parse(rawURL, "tickets URL")
 	if err != nil {
 		return nil, options{}, err
 	}
-	q := param.New(u, "tickets URL")
+	q := dsn.NewQuery(u, "tickets URL")
 	if u.Scheme != "tickets+mysql" && u.Scheme != "mysql" {
 		return nil, options{}, q.Errorf("scheme %q: want tickets+mysql (or mysql)", u.Scheme)
 	}
@@ -65,7 +68,7 @@ func parseServers(rawURL string) ([]spec, options, error) {
 	var out []spec
 	for _, p := range places {
 		p.RawQuery = rest
-		pq := param.New(p, "tickets URL")
+		pq := dsn.NewQuery(p, "tickets URL")
 		cfg, err := sqldb.MySQLConfig(p, pq)
 		if err != nil {
 			return nil, o, err
@@ -78,7 +81,7 @@ func parseServers(rawURL string) ([]spec, options, error) {
 		}
 		c := *p
 		c.RawQuery = ""
-		out = append(out, spec{where: c.Redacted(), names: newNames(table), cfg: cfg})
+		out = append(out, spec{where: dsn.Redacted(&c), names: newNames(table), cfg: cfg})
 	}
 	return out, o, nil
 }

@@ -11,6 +11,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -103,12 +104,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	conn, err := mysqldrv.NewConnector(drv)
 	if err != nil {
-		return nil, sqlstore.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
+		return nil, dsn.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
 	}
 	name := fmt.Sprintf("%s@%s/%s", drv.User, drv.Addr, drv.DBName)
 	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: sql.OpenDB(conn)}, name, set, newDialect(drv.DBName))
 	if err != nil {
-		return nil, sqlstore.Scrub(err, drv.Passwd)
+		return nil, dsn.Scrub(err, drv.Passwd)
 	}
 	return &Store{s}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -101,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	name := fmt.Sprintf("%s@%s/%s", drv.User, net.JoinHostPort(drv.Host, strconv.Itoa(int(drv.Port))), drv.Database)
 	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: stdlib.OpenDB(*drv)}, name, set, dialect)
 	if err != nil {
-		return nil, sqlstore.Scrub(err, drv.Password)
+		return nil, dsn.Scrub(err, drv.Password)
 	}
 	return &Store{s}, nil
 }

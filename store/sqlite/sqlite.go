@@ -16,12 +16,13 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
 // DefaultFileName is the name of the database file in the data directory
 // when a store URL gives no path.
-const DefaultFileName = "idforge.db"
+const DefaultFileName = datadir.SQLiteFile
 
 // DefaultBusyTimeout is how long a write waits for another process holding
 // the file's write lock, unless WithBusyTimeout says otherwise.
@@ -110,8 +111,8 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 
 	// sql.Open only fails for an unknown driver; connections are made
 	// when first used.
-	w, _ := sql.Open("sqlite", dsn(abs, o.busyTimeout, true))
-	r, _ := sql.Open("sqlite", dsn(abs, o.busyTimeout, false))
+	w, _ := sql.Open("sqlite", driverDSN(abs, o.busyTimeout, true))
+	r, _ := sql.Open("sqlite", driverDSN(abs, o.busyTimeout, false))
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -131,12 +132,12 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	return &Store{shared: s, path: abs, w: w, r: r}, nil
 }
 
-// dsn returns the driver's data source name for path. Every connection the
-// pool opens runs these pragmas. The writer takes its write lock when a
+// driverDSN returns the driver's data source name for path. Every
+// connection the pool opens runs these pragmas. The writer takes its write lock when a
 // transaction begins (BEGIN IMMEDIATE), so a transaction never has to
 // upgrade a read lock, which SQLite would refuse with SQLITE_BUSY whatever
 // the busy timeout; readers are query_only.
-func dsn(path string, busy time.Duration, writer bool) string {
+func driverDSN(path string, busy time.Duration, writer bool) string {
 	q := url.Values{}
 	ms := max(1, busy.Milliseconds()) // 0 would turn waiting off
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(ms, 10)+")")

@@ -54,7 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) idforge.Store) {
 type Options struct {
 	// MayLeaveGaps accepts gaps between the segments of concurrent
 	// claims (a store that abandons room when claims race, as
-	// store/redisseg does); overlaps are refused all the same.
+	// store/redis does); overlaps are refused all the same.
 	MayLeaveGaps bool
 }
 

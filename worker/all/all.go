@@ -7,6 +7,6 @@ package all
 import (
 	_ "github.com/idforge/idforge/worker/etcd"      // etcd://
 	_ "github.com/idforge/idforge/worker/redis"     // redis://
-	_ "github.com/idforge/idforge/worker/sqlworker" // mysql://, postgres://, sqlite://
+	_ "github.com/idforge/idforge/worker/sql"       // mysql://, postgres://, sqlite://
 	_ "github.com/idforge/idforge/worker/zookeeper" // zk://
 )

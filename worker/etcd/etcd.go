@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 )
@@ -36,8 +37,9 @@ func init() {
 	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
 		return Open(u, opts)
 	}
-	worker.Register("etcd", open)
-	worker.Register("etcds", open)
+	worker.Register(worker.Scheme{Name: "etcd", Form: "etcd://[user:password@]host:2379[,host2:2379…]/prefix?ttl=10s",
+		Doc: "a key bound to an etcd lease"}, open)
+	worker.Register(worker.Scheme{Name: "etcds", Form: "etcds://…", Doc: "etcd:// over TLS"}, open)
 }
 
 // Provider hands out worker IDs held under etcd leases. It is safe for
@@ -66,32 +68,21 @@ var _ worker.Provider = (*Provider)(nil)
 func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 	opts = opts.WithDefaults()
 	p := &Provider{
-		prefix:      DefaultPrefix,
-		ttl:         DefaultTTL,
-		dialTimeout: DefaultDialTimeout,
-		desc:        u.Redacted(),
-		owner:       opts.Owner,
-		logger:      opts.Logger,
-		clock:       opts.Clock,
+		prefix: DefaultPrefix,
+		ttl:    DefaultTTL,
+		desc:   dsn.Redacted(u),
+		owner:  opts.Owner,
+		logger: opts.Logger,
+		clock:  opts.Clock,
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: etcd worker URL %s: %s", idforge.ErrInvalidArgument, p.desc, fmt.Sprintf(format, args...))
+	q, hosts, err := coord.ParseURL(u, "prefix", defaultPort, "etcd", "etcds")
+	if err != nil {
+		return nil, err
 	}
 	scheme := "http://"
-	switch u.Scheme {
-	case "etcd":
-	case "etcds":
+	if u.Scheme == "etcds" {
 		scheme = "https://"
 		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
-	default:
-		return nil, bad("scheme %q, want etcd or etcds", u.Scheme)
-	}
-	if u.Opaque != "" {
-		return nil, bad("want %s://host:port/prefix", u.Scheme)
-	}
-	hosts, err := coord.Hosts(u.Host, defaultPort)
-	if err != nil {
-		return nil, bad("%v", err)
 	}
 	for _, h := range hosts {
 		p.endpoints = append(p.endpoints, scheme+h)
@@ -103,24 +94,13 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		p.username = u.User.Username()
 		p.password, _ = u.User.Password()
 	}
-	for key, vals := range u.Query() {
-		val := vals[len(vals)-1]
-		switch key {
-		case "ttl":
-			d, err := parseTTL(val)
-			if err != nil {
-				return nil, bad("ttl=%s: %v", val, err)
-			}
-			p.ttl = d
-		case "dial_timeout":
-			d, err := time.ParseDuration(val)
-			if err != nil || d <= 0 {
-				return nil, bad("dial_timeout=%s: want a positive duration such as 3s", val)
-			}
-			p.dialTimeout = d
-		default:
-			return nil, bad("unknown parameter %q (known: ttl, dial_timeout)", key)
-		}
+	q.Func("ttl", func(v string) (err error) {
+		p.ttl, err = parseTTL(v)
+		return err
+	})
+	p.dialTimeout = q.Duration("dial_timeout", DefaultDialTimeout, time.Nanosecond)
+	if err := q.Done(); err != nil {
+		return nil, err
 	}
 	if p.owner == "" {
 		host, _ := os.Hostname()
@@ -141,12 +121,12 @@ func parseTTL(s string) (time.Duration, error) {
 	if err != nil {
 		n, nerr := strconv.ParseInt(s, 10, 64)
 		if nerr != nil {
-			return 0, fmt.Errorf("want a duration such as 10s")
+			return 0, fmt.Errorf("a duration such as 10s")
 		}
 		d = time.Duration(n) * time.Second
 	}
 	if d < time.Second || d%time.Second != 0 {
-		return 0, fmt.Errorf("etcd leases count whole seconds, at least 1s")
+		return 0, fmt.Errorf("whole seconds, at least 1s: etcd leases count seconds")
 	}
 	return d, nil
 }

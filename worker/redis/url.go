@@ -2,20 +2,19 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/worker"
 )
 
 func init() {
-	worker.Register("redis", openURL)
-	worker.Register("rediss", openURL)
+	worker.Register(worker.Scheme{Name: "redis", Form: "redis://[:password@]host:6379/0?prefix=idforge:workers&ttl=10s",
+		Doc: "a key with a TTL in Redis"}, openURL)
+	worker.Register(worker.Scheme{Name: "rediss", Form: "rediss://…", Doc: "redis:// over TLS"}, openURL)
 }
 
 // poolSize is the connection pool of a client opened from a URL that
@@ -40,32 +39,30 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 
 // parseURL turns a worker URL into a Config with a new client.
 func parseURL(u *url.URL) (Config, error) {
-	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("%w: redis worker URL %q: %s", idforge.ErrInvalidArgument, u.Redacted(), fmt.Sprintf(format, args...))
-	}
+	q := dsn.NewQuery(u, "redis worker URL")
 	if u.Scheme != "redis" && u.Scheme != "rediss" {
-		return bad("scheme is not redis or rediss")
+		return Config{}, q.Errorf("scheme is not redis or rediss")
 	}
 	if u.Opaque != "" {
-		return bad("write redis://[:password@]host:port/db")
+		return Config{}, q.Errorf("write redis://[:password@]host:port/db")
 	}
 	if u.Fragment != "" {
-		return bad("has a fragment")
+		return Config{}, q.Errorf("has a fragment")
 	}
-	cfg := Config{Name: u.Redacted()}
-	query := u.Query()
-	err := dsn.Take(query,
-		dsn.Param{Name: "prefix", Set: func(v string) bool { cfg.Prefix = v; return v != "" }},
-		dsn.Duration("ttl", &cfg.TTL, time.Millisecond),
-		dsn.Duration("timeout", &cfg.Timeout, time.Nanosecond))
-	if err != nil {
-		return bad("%v", err)
+	cfg := Config{
+		Name:    dsn.Redacted(u),
+		Prefix:  q.NonEmpty("prefix", ""),
+		TTL:     q.Duration("ttl", 0, time.Millisecond),
+		Timeout: q.Duration("timeout", 0, time.Nanosecond),
+	}
+	if err := q.Err(); err != nil {
+		return Config{}, err
 	}
 	rest := *u
-	rest.RawQuery = query.Encode()
+	rest.RawQuery = q.Rest().Encode()
 	o, err := goredis.ParseURL(rest.String())
 	if err != nil {
-		return bad("%v", err)
+		return Config{}, q.Errorf("%v", err)
 	}
 	if o.PoolSize == 0 {
 		o.PoolSize = poolSize

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 )
@@ -38,8 +39,10 @@ func init() {
 	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
 		return Open(u, opts)
 	}
-	worker.Register("zk", open)
-	worker.Register("zookeeper", open)
+	for _, scheme := range []string{"zk", "zookeeper"} {
+		worker.Register(worker.Scheme{Name: scheme, Form: scheme + "://[user:password@]host:2181[,host2:2181…]/name?session_timeout=10s",
+			Doc: "a Leaf-snowflake sequential node in ZooKeeper"}, open)
+	}
 }
 
 // Provider hands out Leaf-style worker IDs from ZooKeeper. It is safe for
@@ -70,31 +73,20 @@ var _ worker.Provider = (*Provider)(nil)
 func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 	opts = opts.WithDefaults()
 	p := &Provider{
-		name:           DefaultName,
-		sessionTimeout: DefaultSessionTimeout,
-		maxDrift:       DefaultMaxDrift,
-		dialTimeout:    DefaultDialTimeout,
-		desc:           u.Redacted(),
-		owner:          opts.Owner,
-		logger:         opts.Logger,
-		clock:          opts.Clock,
+		name:   DefaultName,
+		desc:   dsn.Redacted(u),
+		owner:  opts.Owner,
+		logger: opts.Logger,
+		clock:  opts.Clock,
 	}
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: ZooKeeper worker URL %s: %s", idforge.ErrInvalidArgument, p.desc, fmt.Sprintf(format, args...))
+	q, servers, err := coord.ParseURL(u, "name", defaultPort, "zk", "zookeeper")
+	if err != nil {
+		return nil, err
 	}
-	if u.Scheme != "zk" && u.Scheme != "zookeeper" {
-		return nil, bad("scheme %q, want zk or zookeeper", u.Scheme)
-	}
-	if u.Opaque != "" {
-		return nil, bad("want %s://host:port/name", u.Scheme)
-	}
-	var err error
-	if p.servers, err = coord.Hosts(u.Host, defaultPort); err != nil {
-		return nil, bad("%v", err)
-	}
+	p.servers = servers
 	if name := strings.Trim(u.Path, "/"); name != "" {
 		if strings.Contains(name, "/") {
-			return nil, bad("name %q: want one path element (Leaf's leaf.name)", name)
+			return nil, q.Errorf("name %q: want one path element (Leaf's leaf.name)", name)
 		}
 		p.name = name
 	}
@@ -102,22 +94,11 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		pw, _ := u.User.Password()
 		p.auth = []byte(u.User.Username() + ":" + pw)
 	}
-	for key, vals := range u.Query() {
-		val := vals[len(vals)-1]
-		d, err := time.ParseDuration(val)
-		if err != nil || d <= 0 {
-			return nil, bad("%s=%s: want a positive duration such as 5s", key, val)
-		}
-		switch key {
-		case "session_timeout":
-			p.sessionTimeout = d
-		case "max_drift":
-			p.maxDrift = d
-		case "dial_timeout":
-			p.dialTimeout = d
-		default:
-			return nil, bad("unknown parameter %q (known: session_timeout, max_drift, dial_timeout)", key)
-		}
+	p.sessionTimeout = q.Duration("session_timeout", DefaultSessionTimeout, time.Nanosecond)
+	p.maxDrift = q.Duration("max_drift", DefaultMaxDrift, time.Nanosecond)
+	p.dialTimeout = q.Duration("dial_timeout", DefaultDialTimeout, time.Nanosecond)
+	if err := q.Done(); err != nil {
+		return nil, err
 	}
 	if p.owner == "" {
 		return nil, fmt.Errorf("%w: the ZooKeeper worker provider needs this node's host:port as its owner: Leaf binds worker IDs to it",

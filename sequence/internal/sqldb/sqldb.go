@@ -13,7 +13,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -26,8 +25,8 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
-	"github.com/idforge/idforge/sequence/internal/param"
 )
 
 // Dialect is an SQL database family.
@@ -51,6 +50,14 @@ func (d Dialect) String() string {
 		return "sqlite"
 	}
 	return "unknown"
+}
+
+// Forms are the URLs Open takes, by scheme, for help texts.
+var Forms = map[string]string{
+	"mysql":      "mysql://user:password@host:3306/database",
+	"postgres":   "postgres://user:password@host:5432/database",
+	"postgresql": "postgresql://user:password@host:5432/database",
+	"sqlite":     "sqlite:///abs/path/seq.db",
 }
 
 // DefaultTimeout bounds each call whose context has no deadline.
@@ -104,11 +111,11 @@ func (db *DB) Close() error {
 //
 // SQLite runs in WAL mode with synchronous=FULL and takes its write lock
 // when a transaction begins, through one connection per pool.
-func Open(ctx context.Context, u *url.URL, q *param.Query) (*DB, error) {
+func Open(ctx context.Context, u *url.URL, q *dsn.Query) (*DB, error) {
 	timeout := q.Duration("timeout", DefaultTimeout, time.Millisecond)
 	where := *u
 	where.RawQuery, where.Fragment = "", ""
-	db := &DB{Timeout: timeout, Where: where.Redacted(), owned: true}
+	db := &DB{Timeout: timeout, Where: dsn.Redacted(&where), owned: true}
 	var err error
 	switch u.Scheme {
 	case "mysql":
@@ -144,21 +151,16 @@ func Open(ctx context.Context, u *url.URL, q *param.Query) (*DB, error) {
 		if err := q.Done(); err != nil {
 			return nil, err
 		}
-		path := u.Path
-		if u.Opaque != "" {
-			if path, err = url.PathUnescape(u.Opaque); err != nil {
-				return nil, q.Errorf("%v", err)
-			}
-		}
-		if u.Host != "" || path == "" {
-			return nil, q.Errorf("write sqlite:relative/file.db or sqlite:///absolute/file.db")
+		path, err := q.SQLitePath("")
+		if err != nil {
+			return nil, err
 		}
 		v := url.Values{}
 		v.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
 		v.Add("_pragma", "journal_mode(WAL)")
 		v.Add("_pragma", "synchronous(FULL)")
 		v.Set("_txlock", "immediate")
-		if db.DB, err = sql.Open("sqlite", filepath.FromSlash(path)+"?"+v.Encode()); err != nil {
+		if db.DB, err = sql.Open("sqlite", path+"?"+v.Encode()); err != nil {
 			return nil, q.Errorf("%v", err)
 		}
 		db.Dialect = SQLite
@@ -182,7 +184,7 @@ func Open(ctx context.Context, u *url.URL, q *param.Query) (*DB, error) {
 // otherwise, the driver interpolates arguments into statements
 // (interpolateParams=true), saving two round trips per statement. q must hold no
 // error and nothing else the caller wants.
-func MySQLConfig(u *url.URL, q *param.Query) (*mysqldrv.Config, error) {
+func MySQLConfig(u *url.URL, q *dsn.Query) (*mysqldrv.Config, error) {
 	if err := q.Err(); err != nil {
 		return nil, err
 	}

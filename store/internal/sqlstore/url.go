@@ -1,69 +1,55 @@
 package sqlstore
 
 import (
-	"errors"
-	"fmt"
+	"context"
+	"math"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/store"
 )
 
-// ParseURL parses a store URL for a backend's ParseURL. It returns an
-// error wrapping idforge.ErrInvalidArgument, starting with name, when the
-// URL does not parse.
-func ParseURL(name, rawURL string) (*url.URL, error) {
-	u, err := url.Parse(rawURL)
+// ParseURL is a backend's ParseURL: it parses rawURL, whose errors name
+// the backend, and reads it with fromURL, without the registry's Options.
+func ParseURL[C any](rawURL, name string, fromURL func(*url.URL, store.Options) (C, error)) (C, error) {
+	u, err := dsn.Parse(rawURL, name+" URL")
 	if err != nil {
-		// url.Error repeats the whole URL, password included; keep only
-		// the reason.
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("%w: %s URL: %v", idforge.ErrInvalidArgument, name, err)
+		var zero C
+		return zero, err
 	}
-	return u, nil
+	return fromURL(u, store.Options{})
 }
 
 // ServerURL checks what every server backend asks of its store URL (one
 // of schemes, the hierarchical form, no fragment) and takes idforge's own
 // parameters from its query (TakeSettings). It returns the settings and
-// the rest of the query, the driver's. form is the URL form a user should
-// write, for the error about an opaque URL. Its errors are BadURL's,
-// named after schemes[0].
-func ServerURL(u *url.URL, form string, schemes ...string) (Settings, url.Values, error) {
-	name := schemes[0]
+// the URL's Query, whose Rest is the driver's query and whose Errorf
+// makes the backend's errors about u, named after schemes[0]. form is the
+// URL form a user should write, for the error about an opaque URL.
+func ServerURL(u *url.URL, form string, schemes ...string) (Settings, *dsn.Query, error) {
+	q := dsn.NewQuery(u, schemes[0]+" URL")
 	switch {
 	case !slices.Contains(schemes, u.Scheme):
-		return Settings{}, nil, BadURL(name, u, "scheme is not %s", strings.Join(schemes, " or "))
+		return Settings{}, nil, q.Errorf("scheme is not %s", strings.Join(schemes, " or "))
 	case u.Opaque != "":
-		return Settings{}, nil, BadURL(name, u, "write %s", form)
+		return Settings{}, nil, q.Errorf("write %s", form)
 	case u.Fragment != "":
-		return Settings{}, nil, BadURL(name, u, "has a fragment")
+		return Settings{}, nil, q.Errorf("has a fragment")
 	}
-	query := u.Query()
-	set, err := TakeSettings(query)
-	if err != nil {
-		return Settings{}, nil, BadURL(name, u, "%v", err)
+	set := TakeSettings(q)
+	if err := q.Err(); err != nil {
+		return Settings{}, nil, err
 	}
-	return set, query, nil
+	return set, q, nil
 }
 
-// BadURL returns the error for a store URL the backend name cannot use:
-// it wraps idforge.ErrInvalidArgument and shows the URL with its
-// passwords replaced by "xxxxx".
-func BadURL(name string, u *url.URL, format string, args ...any) error {
-	return fmt.Errorf("%w: %s URL %q: %s", idforge.ErrInvalidArgument, name, dsn.Redacted(u), fmt.Sprintf(format, args...))
-}
-
-// TakeSettings removes idforge's own parameters from a store URL's query
+// TakeSettings takes idforge's own parameters from a store URL's query
 // and returns the Settings they set; the rest of the query is the
-// driver's. The last of repeated values counts:
+// driver's. The backends' package documentation lists them:
 //
 //	max_open_conns     MaxOpenConns, an integer ≥ 1
 //	max_idle_conns     MaxIdleConns, an integer ≥ 0
@@ -72,48 +58,43 @@ func BadURL(name string, u *url.URL, format string, args ...any) error {
 //	retries            Retries, an integer ≥ 0
 //
 // An explicit 0 of max_idle_conns, conn_max_lifetime or retries becomes
-// -1, which means "none" in Settings, where 0 means the default. The error
-// for a bad value names the first such parameter and its value.
-func TakeSettings(query url.Values) (Settings, error) {
-	var set Settings
-	err := dsn.Take(query,
-		dsn.Param{Name: "max_open_conns", Set: func(v string) bool {
-			n, err := strconv.Atoi(v)
-			set.MaxOpenConns = n
-			return err == nil && n >= 1
-		}},
-		dsn.Param{Name: "max_idle_conns", Set: func(v string) bool {
-			n, err := strconv.Atoi(v)
-			set.MaxIdleConns = noneIfZero(n)
-			return err == nil && n >= 0
-		}},
-		dsn.Param{Name: "conn_max_lifetime", Set: func(v string) bool {
-			d, err := time.ParseDuration(v)
-			set.ConnMaxLifetime = noneIfZero(d)
-			return err == nil && d >= 0
-		}},
-		dsn.Duration("timeout", &set.Timeout, time.Nanosecond),
-		dsn.Param{Name: "retries", Set: func(v string) bool {
-			n, err := strconv.Atoi(v)
-			set.Retries = noneIfZero(n)
-			return err == nil && n >= 0
-		}},
-	)
-	if err != nil {
-		return Settings{}, err
+// -1, which means "none" in Settings, where 0 means the default. A bad
+// value is q's error.
+func TakeSettings(q *dsn.Query) Settings {
+	return Settings{
+		MaxOpenConns:    int(q.Int("max_open_conns", 0, 1, math.MaxInt)),
+		MaxIdleConns:    noneIfZero(q.Has("max_idle_conns"), int(q.Int("max_idle_conns", 0, 0, math.MaxInt))),
+		ConnMaxLifetime: noneIfZero(q.Has("conn_max_lifetime"), q.Duration("conn_max_lifetime", 0, 0)),
+		Timeout:         q.Duration("timeout", 0, time.Nanosecond),
+		Retries:         noneIfZero(q.Has("retries"), int(q.Int("retries", 0, 0, math.MaxInt))),
 	}
-	return set, nil
 }
 
-// noneIfZero maps an explicit 0 from a URL to the Settings value that
-// means "none" (negative), as 0 there means "the default".
-func noneIfZero[T int | time.Duration](v T) T {
-	if v == 0 {
+// noneIfZero maps an explicit (present) 0 from a URL to the Settings
+// value that means "none" (negative), as 0 there means "the default".
+// Its callers rely on Go evaluating arguments left to right: present is
+// read before the value is taken out of the query.
+func noneIfZero[T int | time.Duration](present bool, v T) T {
+	if present && v == 0 {
 		return -1
 	}
 	return v
 }
 
-// Scrub removes a password from an error's text, should a driver message
-// ever repeat it. The result keeps the error chain.
-func Scrub(err error, password string) error { return dsn.Scrub(err, password) }
+// URLOpener returns the store.Opener of a backend: config reads a URL,
+// with the registry's Options, into the backend's configuration, and
+// open opens a store from it.
+func URLOpener[C any, S idforge.Store](config func(u *url.URL, opts store.Options) (C, error),
+	open func(ctx context.Context, cfg C) (S, error)) store.Opener {
+	return func(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store, error) {
+		cfg, err := config(u, opts)
+		if err != nil {
+			return nil, err
+		}
+		s, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return s, nil
+	}
+}

@@ -1,4 +1,4 @@
-package sqlworker_test
+package sql_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/idforge/idforge/internal/e2e"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/worker"
-	"github.com/idforge/idforge/worker/sqlworker"
+	sqlworker "github.com/idforge/idforge/worker/sql"
 	"github.com/idforge/idforge/worker/workertest"
 )
 

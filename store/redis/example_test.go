@@ -1,4 +1,4 @@
-package redisseg_test
+package redis_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/store/mysql"
-	"github.com/idforge/idforge/store/redisseg"
+	"github.com/idforge/idforge/store/redis"
 )
 
 // An embedding program puts Redis in front of a database it opened
@@ -24,7 +24,7 @@ func ExampleNew() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	st, err := redisseg.New(redisseg.Config{
+	st, err := redis.New(redis.Config{
 		Redis:  goredis.NewClient(&goredis.Options{Addr: "redis.internal:6379"}),
 		DB:     db,
 		Factor: 20, // one reservation in MySQL per 20 claims

@@ -1,4 +1,4 @@
-package redisseg_test
+package redis_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	"github.com/idforge/idforge/store/memstore"
 	_ "github.com/idforge/idforge/store/mysql"
 	_ "github.com/idforge/idforge/store/postgres"
-	"github.com/idforge/idforge/store/redisseg"
+	"github.com/idforge/idforge/store/redis"
 	_ "github.com/idforge/idforge/store/sqlite"
 	"github.com/idforge/idforge/store/storetest"
 )
@@ -40,7 +40,7 @@ func storeURL(tb testing.TB, dbURL string, params ...string) string {
 	for i := 0; i+1 < len(params); i += 2 {
 		q.Set(params[i], params[i+1])
 	}
-	u := url.URL{Scheme: redisseg.Scheme, User: r.User, Host: r.Host, Path: r.Path, RawQuery: q.Encode()}
+	u := url.URL{Scheme: redis.Scheme, User: r.User, Host: r.Host, Path: r.Path, RawQuery: q.Encode()}
 	return u.String()
 }
 
@@ -95,7 +95,7 @@ func TestConformanceTinyReserve(t *testing.T) {
 // 1000, so with the default factor a reservation is made every 10
 // claims):
 //
-//	go test -run '^$' -bench . -benchtime 2s ./store/redisseg/
+//	go test -run '^$' -bench . -benchtime 2s ./store/redis/
 func BenchmarkStore(b *testing.B) {
 	b.Run("redis+sqlite", func(b *testing.B) {
 		storetest.Bench(b, func(b *testing.B) idforge.Store { return openURL(b, storeURL(b, sqliteURL(b))) })
@@ -152,7 +152,7 @@ func TestOpenWithRedisDown(t *testing.T) {
 	if err := st.Ping(ctx); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
-	stats := st.(*redisseg.Store).Stats()
+	stats := st.(*redis.Store).Stats()
 	if stats.RedisUp || stats.DirectClaims != 1 || stats.RedisClaims != 0 {
 		t.Fatalf("Stats = %+v, want Redis down and one direct claim", stats)
 	}
@@ -165,16 +165,16 @@ func TestNew(t *testing.T) {
 	db := openURL(t, sqliteURL(t))
 	tests := []struct {
 		name string
-		cfg  redisseg.Config
+		cfg  redis.Config
 	}{
-		{"no Redis", redisseg.Config{DB: db}},
-		{"no DB", redisseg.Config{Redis: rdb}},
-		{"negative factor", redisseg.Config{Redis: rdb, DB: db, Factor: -1}},
-		{"negative reserve", redisseg.Config{Redis: rdb, DB: db, Reserve: -1}},
-		{"negative retry", redisseg.Config{Redis: rdb, DB: db, RetryAfter: -time.Second}},
+		{"no Redis", redis.Config{DB: db}},
+		{"no DB", redis.Config{Redis: rdb}},
+		{"negative factor", redis.Config{Redis: rdb, DB: db, Factor: -1}},
+		{"negative reserve", redis.Config{Redis: rdb, DB: db, Reserve: -1}},
+		{"negative retry", redis.Config{Redis: rdb, DB: db, RetryAfter: -time.Second}},
 	}
 	for _, tt := range tests {
-		if _, err := redisseg.New(tt.cfg); !errors.Is(err, idforge.ErrInvalidArgument) {
+		if _, err := redis.New(tt.cfg); !errors.Is(err, idforge.ErrInvalidArgument) {
 			t.Errorf("%s: New error %v, want ErrInvalidArgument", tt.name, err)
 		}
 	}
@@ -216,7 +216,7 @@ func TestSerialsKeptInDatabase(t *testing.T) {
 func TestSerialsWithoutSerialStore(t *testing.T) {
 	ctx := context.Background()
 	db := struct{ idforge.Store }{memstore.New()} // hides memstore's SerialStore
-	st, err := redisseg.New(redisseg.Config{Redis: goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), DB: db, Logger: quiet})
+	st, err := redis.New(redis.Config{Redis: goredis.NewClient(&goredis.Options{Addr: "127.0.0.1:1"}), DB: db, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package redisseg
+package redis
 
 import (
 	"context"
@@ -156,18 +156,10 @@ func New(cfg Config) (*Store, error) {
 		retryAfter: cfg.RetryAfter,
 		log:        cfg.Logger,
 	}
-	if s.prefix == "" {
-		s.prefix = DefaultPrefix
-	}
-	if s.factor == 0 {
-		s.factor = DefaultFactor
-	}
-	if s.retryAfter == 0 {
-		s.retryAfter = DefaultRetryAfter
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	orDefault(&s.prefix, DefaultPrefix)
+	orDefault(&s.factor, DefaultFactor)
+	orDefault(&s.retryAfter, DefaultRetryAfter)
+	orDefault(&s.log, slog.Default())
 	s.aheadCtx, s.aheadStop = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -305,4 +297,13 @@ func (s *Store) reserveSize(n int64) int64 {
 		r = n * s.factor
 	}
 	return max(r, s.reserve)
+}
+
+// orDefault sets *v to def when it is zero, as a Config field or a
+// go-redis option left unset.
+func orDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
 }

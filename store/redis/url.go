@@ -1,10 +1,9 @@
-package redisseg
+package redis
 
 import (
 	"context"
-	"fmt"
+	"math"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +28,10 @@ const (
 	urlDialRetries  = 1
 )
 
-func init() { store.Register(Scheme, openURL) }
+func init() {
+	store.Register(store.Scheme{Name: Scheme, Form: Scheme + "://[user:password@]host:6379/0?store=<store URL>",
+		Doc: "segments reserved in Redis in front of a durable store"}, openURL)
+}
 
 // urlConfig is what a store URL says.
 type urlConfig struct {
@@ -72,94 +74,48 @@ func openURL(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store
 // Errors wrap idforge.ErrInvalidArgument and show the URL with its
 // passwords, and those of the inner store URL, replaced by "xxxxx".
 func parseURL(u *url.URL) (urlConfig, error) {
-	bad := func(format string, args ...any) (urlConfig, error) {
-		return urlConfig{}, fmt.Errorf("%w: %s URL %q: %s", idforge.ErrInvalidArgument, Scheme, redacted(u), fmt.Sprintf(format, args...))
-	}
+	q := dsn.NewQuery(u, Scheme+" URL")
 	switch {
 	case u.Scheme != Scheme:
-		return bad("scheme is not %s", Scheme)
+		return urlConfig{}, q.Errorf("scheme is not %s", Scheme)
 	case u.Opaque != "":
-		return bad("write %s://[user:password@]host:port/db?store=…", Scheme)
+		return urlConfig{}, q.Errorf("write %s://[user:password@]host:port/db?store=…", Scheme)
 	case u.Fragment != "":
-		return bad("has a fragment")
+		return urlConfig{}, q.Errorf("has a fragment")
 	}
-	q := u.Query()
-	var (
-		p      urlConfig
-		useTLS bool
-	)
-	err := dsn.Take(q,
-		dsn.Param{Name: "store", Set: func(v string) bool { p.storeURL = v; return v != "" }},
-		dsn.Param{Name: "prefix", Set: func(v string) bool { p.cfg.Prefix = v; return v != "" }},
-		dsn.Param{Name: "factor", Set: func(v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			p.cfg.Factor = n
-			return err == nil && n >= 1
-		}},
-		dsn.Param{Name: "reserve", Set: func(v string) bool {
-			n, err := strconv.ParseInt(v, 10, 64)
-			p.cfg.Reserve = n
-			return err == nil && n >= 0
-		}},
-		dsn.Duration("retry_after", &p.cfg.RetryAfter, time.Millisecond),
-		dsn.Param{Name: "tls", Set: func(v string) bool {
-			b, err := strconv.ParseBool(v)
-			useTLS = b
-			return err == nil
-		}},
-	)
-	if err != nil {
-		return bad("%v", err)
+	p := urlConfig{storeURL: q.NonEmpty("store", ""), cfg: Config{
+		Prefix:     q.NonEmpty("prefix", ""),
+		Factor:     q.Int("factor", 0, 1, math.MaxInt64),
+		Reserve:    q.Int("reserve", 0, 0, math.MaxInt64),
+		RetryAfter: q.Duration("retry_after", 0, time.Millisecond),
+	}}
+	useTLS := q.Bool("tls", false)
+	if err := q.Err(); err != nil {
+		return urlConfig{}, err
 	}
 	if p.storeURL == "" {
-		return bad("the store parameter, the URL of the durable store, is required (e.g. store=sqlite:///var/lib/idforge/idforge.db)")
+		return urlConfig{}, q.Errorf("the store parameter, the URL of the durable store, is required (e.g. store=sqlite:///var/lib/idforge/idforge.db)")
 	}
 	inner, err := url.Parse(p.storeURL)
 	if err != nil || inner.Scheme == "" {
-		return bad("the store parameter is not a store URL")
+		return urlConfig{}, q.Errorf("the store parameter is not a store URL")
 	}
 	if strings.EqualFold(inner.Scheme, Scheme) {
-		return bad("the durable store cannot be another %s store", Scheme)
+		return urlConfig{}, q.Errorf("the durable store cannot be another %s store", Scheme)
 	}
-	r := url.URL{Scheme: "redis", User: u.User, Host: u.Host, Path: u.Path, RawQuery: q.Encode()}
+	r := url.URL{Scheme: "redis", User: u.User, Host: u.Host, Path: u.Path, RawQuery: q.Rest().Encode()}
 	if useTLS {
 		r.Scheme = "rediss"
 	}
 	if p.redis, err = goredis.ParseURL(r.String()); err != nil {
-		return bad("%v", err)
+		return urlConfig{}, q.Errorf("%v", err)
 	}
 	o := p.redis
-	if o.DialTimeout == 0 {
-		o.DialTimeout = urlDialTimeout
-	}
-	if o.ReadTimeout == 0 {
-		o.ReadTimeout = urlReadTimeout
-	}
-	if o.WriteTimeout == 0 {
-		o.WriteTimeout = urlWriteTimeout
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = urlMaxRetries
-	}
-	if o.DialerRetries == 0 {
-		o.DialerRetries = urlDialRetries
-	}
+	orDefault(&o.DialTimeout, urlDialTimeout)
+	orDefault(&o.ReadTimeout, urlReadTimeout)
+	orDefault(&o.WriteTimeout, urlWriteTimeout)
+	orDefault(&o.MaxRetries, urlMaxRetries)
+	orDefault(&o.DialerRetries, urlDialRetries)
 	o.ContextTimeoutEnabled = true
 	return p, nil
-}
-
-// redacted returns u as text with its password and the inner store URL's
-// passwords replaced by "xxxxx".
-func redacted(u *url.URL) string {
-	c := *u
-	q := c.Query()
-	if v := q.Get("store"); v != "" {
-		if inner, err := url.Parse(v); err == nil {
-			q.Set("store", dsn.Redacted(inner))
-		} else {
-			q.Set("store", "xxxxx")
-		}
-		c.RawQuery = q.Encode()
-	}
-	return dsn.Redacted(&c)
 }

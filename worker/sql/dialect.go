@@ -1,4 +1,4 @@
-package sqlworker
+package sql
 
 import (
 	"errors"

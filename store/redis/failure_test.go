@@ -1,4 +1,4 @@
-package redisseg_test
+package redis_test
 
 // The failure matrix of the package documentation, against real servers:
 // throwaway redis-server processes (killed and restarted), MariaDB behind
@@ -30,7 +30,7 @@ import (
 	"github.com/idforge/idforge/internal/e2e"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/store"
-	"github.com/idforge/idforge/store/redisseg"
+	"github.com/idforge/idforge/store/redis"
 )
 
 // TestMain silences the drivers' own loggers, which report every
@@ -59,7 +59,7 @@ type cluster struct {
 	db     *e2e.Proxy    // every node reaches the database through it
 	admin  idforge.Store // the database directly, for looking at max_id
 	dbURL  string        // through db
-	nodes  []*redisseg.Store
+	nodes  []*redis.Store
 	rproxy []*e2e.Proxy // per node, in front of Redis, when asked for
 }
 
@@ -105,7 +105,7 @@ func newCluster(t *testing.T, o clusterOpts) *cluster {
 }
 
 // newNode opens one node: its own Redis client and database connections.
-func (c *cluster) newNode(i int, o clusterOpts) *redisseg.Store {
+func (c *cluster) newNode(i int, o clusterOpts) *redis.Store {
 	t := c.t
 	t.Helper()
 	addr := c.redis.Addr()
@@ -129,7 +129,7 @@ func (c *cluster) newNode(i int, o clusterOpts) *redisseg.Store {
 		rdb.Close()
 		t.Fatal(err)
 	}
-	st, err := redisseg.New(redisseg.Config{
+	st, err := redis.New(redis.Config{
 		Redis:      rdb,
 		DB:         db,
 		Prefix:     "t:",
@@ -215,7 +215,7 @@ func (c *cluster) start(perNode int) *load {
 
 func (l *load) setPhase(p string) { l.phase.Store(&p) }
 
-func (l *load) run(n *redisseg.Store, idx int) {
+func (l *load) run(n *redis.Store, idx int) {
 	for {
 		select {
 		case <-l.stop:
@@ -324,7 +324,7 @@ func (l *load) noErrors(t *testing.T, phase string) []idforge.Segment {
 }
 
 // stats sums the nodes' counters.
-func (c *cluster) stats() (s redisseg.Stats) {
+func (c *cluster) stats() (s redis.Stats) {
 	s.RedisUp = true
 	for _, n := range c.nodes {
 		x := n.Stats()
@@ -541,7 +541,7 @@ func TestPartitionedNodeStaysAbove(t *testing.T) {
 	c := newCluster(t, clusterOpts{nodes: 2, factor: 20, redisProxy: true})
 	ctx := context.Background()
 	a, b := c.nodes[0], c.nodes[1]
-	claim := func(n *redisseg.Store) idforge.Segment {
+	claim := func(n *redis.Store) idforge.Segment {
 		t.Helper()
 		seg, err := n.ClaimSegment(ctx, testKey, 0)
 		if err != nil {

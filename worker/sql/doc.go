@@ -1,4 +1,4 @@
-// Package sqlworker hands out snowflake worker IDs held in a table of a
+// Package sql hands out snowflake worker IDs held in a table of a
 // MySQL/MariaDB, PostgreSQL or SQLite database.
 //
 // # Table
@@ -74,4 +74,4 @@
 // still within that validity is resumed, with a WARN log line; renewals
 // then re-establish the row once the database answers, provided it is
 // still this node's or free and no newer time was recorded for it.
-package sqlworker
+package sql

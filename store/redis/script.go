@@ -1,4 +1,4 @@
-package redisseg
+package redis
 
 import (
 	"context"

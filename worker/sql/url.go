@@ -1,8 +1,9 @@
-package sqlworker
+package sql
 
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -16,7 +17,6 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/internal/dsn/pgdsn"
@@ -24,10 +24,15 @@ import (
 )
 
 func init() {
-	worker.Register("mysql", openURL)
-	worker.Register("postgres", openURL)
-	worker.Register("postgresql", openURL)
-	worker.Register("sqlite", openURL)
+	for _, s := range []worker.Scheme{
+		{Name: "mysql", Form: "mysql://user:password@host:3306/database?stale_after=30s", Doc: "a row in a MySQL or MariaDB table"},
+		{Name: "postgres", Form: "postgres://user:password@host:5432/database?stale_after=30s", Doc: "a row in a PostgreSQL table"},
+		{Name: "postgresql", Form: "postgresql://user:password@host:5432/database?stale_after=30s", Doc: "a row in a PostgreSQL table"},
+		{Name: "sqlite", Form: "sqlite:///abs/path/idforge.db?stale_after=30s",
+			Doc: "a row in a SQLite table, for the processes of one host (sqlite: is the node's own idforge.db)"},
+	} {
+		worker.Register(s, openURL)
+	}
 }
 
 // maxConns is the pool of a database opened from a URL: a node renews
@@ -37,40 +42,42 @@ const maxConns = 2
 // openURL is the worker.Opener for the package's schemes (see the package
 // doc). It opens the pool but does not connect.
 func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
-	bad := func(format string, args ...any) (worker.Provider, error) {
-		return nil, fmt.Errorf("%w: %s worker URL %q: %s", idforge.ErrInvalidArgument, u.Scheme, dsn.Redacted(u), fmt.Sprintf(format, args...))
-	}
+	q := dsn.NewQuery(u, u.Scheme+" worker URL")
 	if u.Fragment != "" {
-		return bad("has a fragment")
+		return nil, q.Errorf("has a fragment")
 	}
-	cfg := Config{Name: dsn.Redacted(u)}
-	query := u.Query()
-	err := dsn.Take(query,
-		dsn.Duration("stale_after", &cfg.StaleAfter, time.Millisecond),
-		dsn.Duration("timeout", &cfg.Timeout, time.Nanosecond))
-	if err != nil {
-		return bad("%v", err)
+	cfg := Config{
+		Name:       dsn.Redacted(u),
+		StaleAfter: q.Duration("stale_after", 0, time.Millisecond),
+		Timeout:    q.Duration("timeout", 0, time.Nanosecond),
+	}
+	if err := q.Err(); err != nil {
+		return nil, err
 	}
 	timeout := cfg.Timeout
 	if timeout == 0 {
 		timeout = DefaultTimeout
 	}
 
+	var err error
 	switch u.Scheme {
 	case "mysql":
 		cfg.Dialect = MySQL
-		cfg.DB, err = openMySQL(u, query, timeout)
+		cfg.DB, err = openMySQL(u, q.Rest(), timeout)
 	case "postgres", "postgresql":
 		cfg.Dialect = Postgres
-		cfg.DB, err = openPostgres(u, query, timeout)
+		cfg.DB, err = openPostgres(u, q.Rest(), timeout)
 	case "sqlite":
 		cfg.Dialect = SQLite
-		cfg.DB, err = openSQLite(u, query, timeout, opts.DataDir)
+		cfg.DB, err = openSQLite(q, timeout, opts.DataDir)
 	default:
 		err = fmt.Errorf("unknown scheme")
 	}
 	if err != nil {
-		return bad("%v", err)
+		if !errors.Is(err, idforge.ErrInvalidArgument) {
+			err = q.Errorf("%v", err)
+		}
+		return nil, err
 	}
 	cfg.DB.SetMaxOpenConns(maxConns)
 	cfg.DB.SetMaxIdleConns(maxConns)
@@ -126,41 +133,29 @@ func openPostgres(u *url.URL, query url.Values, timeout time.Duration) (*sql.DB,
 }
 
 // openSQLite opens the file of sqlite:///abs/path.db, sqlite:rel/path.db,
-// or the node's own database file for "sqlite:" and "sqlite://".
-func openSQLite(u *url.URL, query url.Values, timeout time.Duration, dataDir string) (*sql.DB, error) {
-	if u.Host != "" || u.User != nil {
-		return nil, fmt.Errorf("has a host; write sqlite:relative/file.db or sqlite:///absolute/file.db")
+// or the node's own database file for "sqlite:" and "sqlite://"
+// (dsn's SQLitePath). Its errors about the URL are q's.
+func openSQLite(q *dsn.Query, timeout time.Duration, dataDir string) (*sql.DB, error) {
+	path, err := q.SQLitePath(dataDir)
+	if err != nil {
+		return nil, err
 	}
-	for name := range query {
-		return nil, fmt.Errorf("unknown parameter %q (known: stale_after, timeout)", name)
-	}
-	path := u.Path
-	if u.Opaque != "" {
-		p, err := url.PathUnescape(u.Opaque)
-		if err != nil {
-			return nil, err
-		}
-		path = p
-	}
-	if path == "" {
-		if dataDir == "" {
-			return nil, fmt.Errorf("gives no file and no data directory is set")
-		}
-		path = filepath.Join(dataDir, datadir.SQLiteFile)
+	if err := q.Done(); err != nil {
+		return nil, err
 	}
 	if strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("path %q contains '?'", path)
 	}
-	abs, err := filepath.Abs(filepath.FromSlash(path))
+	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
 		return nil, err
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(max(1, timeout.Milliseconds()), 10)+")")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	return sql.Open("sqlite", abs+"?"+q.Encode())
+	pragmas := url.Values{}
+	pragmas.Add("_pragma", "busy_timeout("+strconv.FormatInt(max(1, timeout.Milliseconds()), 10)+")")
+	pragmas.Add("_pragma", "journal_mode(WAL)")
+	pragmas.Add("_pragma", "synchronous(FULL)")
+	return sql.Open("sqlite", abs+"?"+pragmas.Encode())
 }

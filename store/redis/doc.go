@@ -1,4 +1,4 @@
-// Package redisseg is a segment store with Redis in front of a database:
+// Package redis is a segment store with Redis in front of a database:
 // the segment strategy of issuers that hand out segments with Redis Lua
 // scripts and persist max to MongoDB, with the SQL stores (SQLite,
 // MySQL/MariaDB, PostgreSQL) in MongoDB's place. Redis hands out segments
@@ -169,4 +169,4 @@
 //
 // A claim costs one script on Redis: a round trip plus two INFO calls,
 // the price of telling a valid hash from a stale copy.
-package redisseg
+package redis
