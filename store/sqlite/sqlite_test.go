@@ -310,9 +310,12 @@ func TestOverflowStaysInteger(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "idforge.db")
 	st := openAt(t, path)
-	if err := st.CreateKey(ctx, idforge.Key{Name: "top", Strategy: idforge.StrategySegment, MaxID: math.MaxInt64 - 10, Step: 100}); err != nil {
+	// The first segment must fit (CreateKey refuses a key that could
+	// never issue); claiming it leaves 10 values, fewer than the step.
+	if err := st.CreateKey(ctx, idforge.Key{Name: "top", Strategy: idforge.StrategySegment, MaxID: math.MaxInt64 - 110, Step: 100}); err != nil {
 		t.Fatal(err)
 	}
+	wantSegment(t, mustClaim(t, st, "top", 0), idforge.Segment{Start: math.MaxInt64 - 110, End: math.MaxInt64 - 10, Step: 100})
 	for _, step := range []int64{0, 11, math.MaxInt64} {
 		if _, err := st.ClaimSegment(ctx, "top", step); !errors.Is(err, idforge.ErrSpaceExhausted) {
 			t.Fatalf("ClaimSegment(top, %d): %v, want ErrSpaceExhausted", step, err)
