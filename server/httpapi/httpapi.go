@@ -204,7 +204,9 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	id, err := h.iss.Decode(key, value, format)
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	id, err := h.iss.Decode(ctx, key, value, format)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -217,6 +217,9 @@ func TestBadInput(t *testing.T) {
 		{"create step string", "POST", "/v1/keys", `{"key":"a","step":"5"}`, 400, "invalid_argument"},
 		{"create step overflow", "POST", "/v1/keys", `{"key":"a","step":99999999999999999999}`, 400, "invalid_argument"},
 		{"create start 0", "POST", "/v1/keys", `{"key":"a","start":0}`, 400, "invalid_argument"},
+		{"create start negative", "POST", "/v1/keys", `{"key":"a","start":-1}`, 400, "invalid_argument"},
+		{"create start at the largest int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775807}`, 400, "invalid_argument"},
+		{"create first segment past int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775000,"step":1000}`, 400, "invalid_argument"},
 		{"create snowflake with step", "POST", "/v1/keys", `{"key":"a","strategy":"snowflake","step":5}`, 400, "invalid_argument"},
 		{"create long description", "POST", "/v1/keys", `{"key":"a","description":"` + strings.Repeat("d", 300) + `"}`, 400, "invalid_argument"},
 		{"create existing", "POST", "/v1/keys", `{"key":"order"}`, 409, "key_exists"},
@@ -290,6 +293,33 @@ func TestKeys(t *testing.T) {
 	}
 	if list.Snowflake == nil || list.Snowflake.Worker != 5 || list.Snowflake.Expires.Year() != 2080 {
 		t.Fatalf("snowflake info = %+v", list.Snowflake)
+	}
+}
+
+// A key whose first segment cannot be claimed is refused with the range
+// of starts that fits (it was accepted, and every issue then answered
+// 500); the last start that fits is accepted and its first segment issues
+// in full.
+func TestKeyAtTheTop(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"bad","start":9223372036854775807}`)
+	if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, "[1, 9223372036854774807]") {
+		t.Fatalf("start MaxInt64: %d %s, want 400 invalid_argument with the range that fits", status, body)
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/keys/bad", ""); status != 404 {
+		t.Fatalf("the refused key was stored: %d %s", status, body)
+	}
+	start := strconv.FormatInt(idforge.MaxSegmentID-99, 10)
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"top","step":100,"start":`+start+`}`); status != 201 {
+		t.Fatalf("the last start that fits: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/ids/top?count=100", "")
+	var resp idsResponse
+	if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.IDs) != 100 {
+		t.Fatalf("the first segment: %d %s", status, body)
+	}
+	if resp.IDs[0] != start || resp.IDs[99] != strconv.FormatInt(idforge.MaxSegmentID, 10) {
+		t.Fatalf("the first segment runs %s to %s, want %s to %d", resp.IDs[0], resp.IDs[99], start, int64(idforge.MaxSegmentID))
 	}
 }
 
@@ -572,6 +602,30 @@ func TestFormatsAndDecode(t *testing.T) {
 	}
 	if status, body, _ := f.do(t, "GET", "/api/segment/get/trace", ""); status != 400 || errorCode(t, body) != "wrong_strategy" {
 		t.Errorf("Leaf endpoint on a uuidv7 key: %d %s", status, body)
+	}
+}
+
+// Every call naming a key that does not exist answers 404 unknown_key,
+// decoding included (it answered 200 with the number before). Only Leaf's
+// snowflake endpoint, which takes any well-formed key, is the exception.
+func TestUnknownKeyIsNotFoundEverywhere(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{
+		"/v1/ids/nosuch",
+		"/v1/ids/nosuch?count=3&format=hex",
+		"/v1/keys/nosuch",
+		"/v1/decode/nosuch/1",
+		"/v1/decode/nosuch/G9?format=base62",
+		"/v1/serials/nosuch",
+		"/api/segment/get/nosuch",
+	} {
+		status, body, _ := f.do(t, "GET", path, "")
+		if status != 404 || errorCode(t, body) != "unknown_key" || !strings.Contains(body, "nosuch") {
+			t.Errorf("%s: %d %s, want 404 unknown_key naming the key", path, status, body)
+		}
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/decode/msg/77", ""); status != 200 || !strings.Contains(body, `"id":"77"`) {
+		t.Errorf("decode on a snowflake key: %d %s", status, body)
 	}
 }
 
