@@ -712,3 +712,127 @@ func TestSnowflakeLeaseInKeys(t *testing.T) {
 		t.Fatalf("lost lease: %+v", s)
 	}
 }
+
+// samplePath fills a route pattern's wildcards with names the fixture
+// knows, so that the request reaches the endpoint.
+func samplePath(pattern string) string {
+	return strings.NewReplacer("{key}", "order", "{name}", "job", "{id}", "1", "{value}", "1").Replace(pattern)
+}
+
+// Every /v1 endpoint refuses a query parameter it does not read (?cnt=5
+// issued one ID before), naming it, before doing anything; token, which
+// the auth middleware reads, passes everywhere.
+func TestUnknownQueryParameters(t *testing.T) {
+	f := newFixture(t)
+	for _, rt := range v1Routes {
+		for _, method := range strings.Split(rt.methods, ",") {
+			path := samplePath(rt.pattern)
+			status, body, _ := f.do(t, method, path+"?cnt=5", `{"key":"made-by-a-refused-request"}`)
+			if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, `\"cnt\"`) {
+				t.Errorf("%s %s?cnt=5: %d %s, want 400 invalid_argument naming cnt", method, path, status, body)
+			}
+			for _, p := range rt.params {
+				if !strings.Contains(body, p) {
+					t.Errorf("%s %s: %s does not list the parameter %s", method, path, body, p)
+				}
+			}
+			if method == "GET" {
+				status, body, _ = f.do(t, method, path+"?token=t", "")
+				if status == 400 && strings.Contains(body, "unknown query parameter") {
+					t.Errorf("%s %s?token=t: %d %s; token must pass", method, path, status, body)
+				}
+			}
+		}
+	}
+	if status, _, _ := f.do(t, "GET", "/v1/keys/made-by-a-refused-request", ""); status != 404 {
+		t.Errorf("a request refused for its parameters created a key: %d", status)
+	}
+	for _, tt := range []struct{ path, says string }{
+		{"/v1/ids/order?count=2&cnt=5", `\"cnt\"`},
+		{"/v1/ids/order?Count=2", `\"Count\"`},
+		{"/v1/ids/nosuch?cnt=5", `\"cnt\"`},
+		{"/v1/decode/order/1?fromat=hex", `\"fromat\"`},
+		{"/v1/serials/job?param.=1&param.area=010&param.unit=6541", `\"param.\"`},
+		{"/v1/keys?b=1&a=1", `\"a\"`},
+	} {
+		status, body, _ := f.do(t, "GET", tt.path, "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tt.says) {
+			t.Errorf("%s: %d %s, want 400 invalid_argument naming %s", tt.path, status, body, tt.says)
+		}
+	}
+	// The parameters an endpoint reads still work.
+	for _, path := range []string{
+		"/v1/ids/order?count=2&format=hex&token=t",
+		"/v1/decode/order/ff?format=hex",
+		"/v1/serials/job?count=2&param.area=010&param.unit=6541",
+	} {
+		if status, body, _ := f.do(t, "GET", path, ""); status != 200 {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}
+
+// Leaf's endpoints answer as Leaf's Spring controllers do, which ignore
+// parameters they do not read: clients of Leaf keep working whatever they
+// add (cache busters, tracing).
+func TestLeafEndpointsIgnoreUnknownParameters(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/api/segment/get/order?_=1700000000000", "/api/snowflake/get/order?cnt=5"} {
+		if status, body, _ := f.do(t, "GET", path, ""); status != 200 {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}
+
+// A field given twice in a request body is refused, naming it, on every
+// endpoint that reads a body (it was accepted, the last value winning).
+// encoding/json matches names regardless of case, so "key" and "KEY" are
+// the same field.
+func TestDuplicateJSONFields(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct{ path, body, field string }{
+		{"/v1/keys", `{"key":"a","key":"b"}`, `\"key\"`},
+		{"/v1/keys", `{"key":"a","step":5,"KEY":"b"}`, `\"KEY\"`},
+		{"/v1/keys", `{"key":"a","description":"x","step":10,"description":"y"}`, `\"description\"`},
+		{"/v1/serials", `{"name":"x","template":"S@{seq:order}","template":"T@{seq:order}"}`, `\"template\"`},
+	} {
+		status, body, _ := f.do(t, "POST", tt.path, tt.body)
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tt.field) || !strings.Contains(body, "twice") {
+			t.Errorf("POST %s %s: %d %s, want 400 invalid_argument naming %s", tt.path, tt.body, status, body, tt.field)
+		}
+	}
+	for _, name := range []string{"a", "b", "x"} {
+		if status, _, _ := f.do(t, "GET", "/v1/keys/"+name, ""); status != 404 {
+			t.Errorf("a refused body created key %s", name)
+		}
+	}
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"fine","step":10,"description":"key and Key are one field, once"}`); status != 201 {
+		t.Errorf("a body without duplicates: %d %s", status, body)
+	}
+}
+
+func TestCheckDuplicateFields(t *testing.T) {
+	for body, dup := range map[string]string{
+		`{"a":1,"b":2}`:                   "",
+		`{"a":{"x":1},"b":{"x":1}}`:       "", // the same name in two objects
+		`[{"a":1},{"a":1}]`:               "",
+		`{"a":[1,{"b":1,"c":[]}],"c":{}}`: "",
+		`{"a":1,"a":2}`:                   "a",
+		`{"a":{"x":1,"x":2}}`:             "x",
+		`{"a":[{"y":1,"y":2}]}`:           "y",
+		`{"a":{},"b":[],"a":0}`:           "a",
+		`{"ǅ":1,"ǆ":2}`:                   "ǆ", // folded like encoding/json
+		`{"a":1}{"a":1,"a":1}`:            "",  // only the first value; the rest is refused elsewhere
+		`{"a":1,"a"`:                      "a",
+		`{"a":`:                           "",
+		`not json`:                        "",
+	} {
+		err := checkDuplicateFields([]byte(body))
+		switch {
+		case dup == "" && err != nil:
+			t.Errorf("%s: %v, want no error", body, err)
+		case dup != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), strconv.Quote(dup))):
+			t.Errorf("%s: %v, want ErrInvalidArgument naming %q", body, err, dup)
+		}
+	}
+}
