@@ -327,13 +327,15 @@ func (i *Issuer) permutation(key string) *obfuscate.Permutation {
 
 // permute maps ids through perm in place. An ID past the permutation's
 // width is an error, never a collision: the key has used up the IDs its
-// format can show.
+// format can show. The error wraps idforge.ErrSpaceExhausted alone: the
+// permutation's own error wraps ErrInvalidArgument, which would make the
+// key's exhaustion look like a bad request.
 func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, error) {
 	for k, id := range ids {
 		v, err := perm.Encode(id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %q: ID %d does not fit its format's %d-bit permutation: %w",
-				idforge.ErrSpaceExhausted, key, id, perm.Bits(), err)
+			return nil, fmt.Errorf("%w: key %q: ID %d does not fit its format's %d-bit permutation, which shows IDs up to %d (%v)",
+				idforge.ErrSpaceExhausted, key, id, perm.Bits(), perm.Max(), err)
 		}
 		ids[k] = v
 	}

@@ -192,8 +192,8 @@ func TestPermutedKeyIsOneSetOfIDs(t *testing.T) {
 		}
 		record(ids[0], "Take")
 	}
-	if !errors.Is(stop, idforge.ErrSpaceExhausted) {
-		t.Fatalf("past 12 bits: %v, want ErrSpaceExhausted", stop)
+	if !errors.Is(stop, idforge.ErrSpaceExhausted) || idforge.ErrorCode(stop) != "space_exhausted" {
+		t.Fatalf("past 12 bits: %v (code %s), want ErrSpaceExhausted and nothing else", stop, idforge.ErrorCode(stop))
 	}
 	if len(seen) < 2000 {
 		t.Fatalf("only %d IDs before the space ran out", len(seen))
