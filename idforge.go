@@ -231,13 +231,30 @@ const (
 	MaxDescriptionLen = 256
 )
 
+// MaxSegmentID is the largest ID a segment key can issue. A claim is the
+// half-open range [max_id, max_id+step) and its end is stored as the next
+// max_id, so the end must itself fit in an int64: the last value a claim
+// can hold is math.MaxInt64 − 1.
+const MaxSegmentID = math.MaxInt64 - 1
+
 // Validate reports whether k can be created: its name passes
 // ValidateKeyName (the error wraps ErrInvalidKey), its strategy is known,
-// a segment key has 1 ≤ Step ≤ MaxStep and MaxID ≥ 1 (MaxID is the first
-// ID issued, and IDs are always positive), a key of another strategy has
-// neither, and the description is UTF-8 of at most MaxDescriptionLen bytes.
-// Every other error wraps ErrInvalidArgument and names the key.
-func (k Key) Validate() error {
+// a segment key has 1 ≤ Step ≤ MaxStep and a first segment that can be
+// claimed (1 ≤ MaxID and MaxID+Step−1 ≤ MaxSegmentID: MaxID is the first
+// ID issued, IDs are always positive, and a key whose first claim would
+// pass the largest int64 could never issue at all), a key of another
+// strategy has neither, and the description is UTF-8 of at most
+// MaxDescriptionLen bytes. Every other error wraps ErrInvalidArgument,
+// names the key and, for a start or step out of range, says which range
+// fits. It is ValidateUpTo(MaxSegmentID).
+func (k Key) Validate() error { return k.ValidateUpTo(MaxSegmentID) }
+
+// ValidateUpTo is Validate for a key whose IDs must not pass last, the
+// largest ID it can show (such as 2^bits − 1 for a key whose format
+// permutes its IDs within bits bits): a segment key's first segment,
+// [MaxID, MaxID+Step), must lie within [1, last]. A last above
+// MaxSegmentID counts as MaxSegmentID: no claim can pass it.
+func (k Key) ValidateUpTo(last int64) error {
 	if err := ValidateKeyName(k.Name); err != nil {
 		return err
 	}
@@ -245,11 +262,8 @@ func (k Key) Validate() error {
 		return fmt.Errorf("%w (key %q)", err, k.Name)
 	}
 	if k.Strategy == StrategySegment {
-		if k.Step < 1 || k.Step > MaxStep {
-			return fmt.Errorf("%w: key %q: step %d out of range [1, %d]", ErrInvalidArgument, k.Name, k.Step, MaxStep)
-		}
-		if k.MaxID < 1 {
-			return fmt.Errorf("%w: key %q: start %d; the first ID must be at least 1", ErrInvalidArgument, k.Name, k.MaxID)
+		if err := k.checkFirstSegment(min(last, MaxSegmentID)); err != nil {
+			return err
 		}
 	} else if k.Step != 0 || k.MaxID != 0 {
 		return fmt.Errorf("%w: key %q: step and start apply to segment keys only", ErrInvalidArgument, k.Name)
@@ -259,6 +273,26 @@ func (k Key) Validate() error {
 	}
 	if !utf8.ValidString(k.Description) || strings.ContainsRune(k.Description, 0) {
 		return fmt.Errorf("%w: key %q: description is not valid UTF-8 text", ErrInvalidArgument, k.Name)
+	}
+	return nil
+}
+
+// checkFirstSegment reports whether a segment key's step and start leave
+// room for its first claim, [MaxID, MaxID+Step), within [1, last]; the
+// error says which start or step would fit.
+func (k Key) checkFirstSegment(last int64) error {
+	maxStep := min(int64(MaxStep), last)
+	if k.Step < 1 || k.Step > maxStep {
+		if maxStep < MaxStep {
+			return fmt.Errorf("%w: key %q: step %d out of range [1, %d]: it can issue only IDs 1 to %d", ErrInvalidArgument, k.Name, k.Step, maxStep, last)
+		}
+		return fmt.Errorf("%w: key %q: step %d out of range [1, %d]", ErrInvalidArgument, k.Name, k.Step, maxStep)
+	}
+	// Written so that nothing overflows: last−Step+1 ≥ 1 since Step ≤ last.
+	maxStart := last - k.Step + 1
+	if k.MaxID < 1 || k.MaxID > maxStart {
+		return fmt.Errorf("%w: key %q: start %d out of range [1, %d] for step %d: the first segment holds IDs start to start+%d, and %d is the largest ID the key can issue",
+			ErrInvalidArgument, k.Name, k.MaxID, maxStart, k.Step, k.Step-1, last)
 	}
 	return nil
 }

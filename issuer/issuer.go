@@ -329,13 +329,15 @@ func (i *Issuer) permutation(key string) *obfuscate.Permutation {
 
 // permute maps ids through perm in place. An ID past the permutation's
 // width is an error, never a collision: the key has used up the IDs its
-// format can show.
+// format can show. The error wraps idforge.ErrSpaceExhausted alone: the
+// permutation's own error wraps ErrInvalidArgument, which would make the
+// key's exhaustion look like a bad request.
 func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, error) {
 	for k, id := range ids {
 		v, err := perm.Encode(id)
 		if err != nil {
-			return nil, fmt.Errorf("%w: key %q: ID %d does not fit its format's %d-bit permutation: %w",
-				idforge.ErrSpaceExhausted, key, id, perm.Bits(), err)
+			return nil, fmt.Errorf("%w: key %q: ID %d does not fit its format's %d-bit permutation, which shows IDs up to %d (%v)",
+				idforge.ErrSpaceExhausted, key, id, perm.Bits(), perm.Max(), err)
 		}
 		ids[k] = v
 	}
@@ -456,9 +458,43 @@ const (
 	DefaultStart = 1
 )
 
-// CreateKey adds a key to the store; see idforge.Key.Validate for the rules.
+// CheckKey reports whether k can be defined with format, the form its IDs
+// are shown in (nil when it has none): idforge.Key.Validate's rules, and,
+// so that no key is created that could never issue, a segment key's first
+// segment within what the format can show (format.Max(), 2^bits − 1 for a
+// feistel stage), a snowflake key shown through a permutation only of all
+// 63 bits (its IDs grow with time through the whole int64 range), and no
+// format at all for uuidv7 and ulid keys, which issue strings. Errors wrap
+// idforge.ErrInvalidKey or idforge.ErrInvalidArgument and say what fits.
+// Every path that defines a key (the HTTP and gRPC APIs, the CLI, the
+// configuration file) comes through it.
+func CheckKey(k idforge.Key, format *obfuscate.Format) error {
+	if err := k.Validate(); err != nil || format == nil {
+		return err
+	}
+	if err := k.ValidateUpTo(format.Max()); err != nil {
+		return fmt.Errorf("%w: its format %s shows no ID above that", err, format)
+	}
+	switch k.Strategy {
+	case idforge.StrategyUUIDv7, idforge.StrategyULID:
+		return fmt.Errorf("%w: key %q: %s keys issue strings and take no format", idforge.ErrInvalidArgument, k.Name, k.Strategy)
+	case idforge.StrategySnowflake:
+		if bits := format.Bits(); bits != 0 && bits != obfuscate.MaxBits {
+			return fmt.Errorf("%w: key %q: snowflake IDs grow through all %d bits, but format %s permutes only %d; use feistel:bits=%d",
+				idforge.ErrInvalidArgument, k.Name, obfuscate.MaxBits, format, bits, obfuscate.MaxBits)
+		}
+	}
+	return nil
+}
+
+// CreateKey adds a key to the store; see CheckKey for the rules, applied
+// with the key's configured format.
 func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
-	if err := k.Validate(); err != nil {
+	var format *obfuscate.Format
+	if f, ok := i.set.Formats[k.Name]; ok {
+		format = &f
+	}
+	if err := CheckKey(k, format); err != nil {
 		return err
 	}
 	if err := i.store.CreateKey(ctx, k); err != nil {

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store/memstore"
@@ -113,16 +115,83 @@ func TestCreateKeyValidation(t *testing.T) {
 	iss, _ := newIssuer(t, false)
 	ctx := context.Background()
 	for name, k := range map[string]idforge.Key{
-		"step 0":           {Name: "a", Strategy: idforge.StrategySegment, Step: 0, MaxID: 1},
-		"start 0":          {Name: "a", Strategy: idforge.StrategySegment, Step: 1, MaxID: 0},
-		"snowflake + step": {Name: "a", Strategy: idforge.StrategySnowflake, Step: 1},
-		"unknown strategy": {Name: "a", Strategy: "uuid"},
-		"bad name":         {Name: "a/b", Strategy: idforge.StrategySegment, Step: 1, MaxID: 1},
+		"step 0":                     {Name: "a", Strategy: idforge.StrategySegment, Step: 0, MaxID: 1},
+		"start 0":                    {Name: "a", Strategy: idforge.StrategySegment, Step: 1, MaxID: 0},
+		"snowflake + step":           {Name: "a", Strategy: idforge.StrategySnowflake, Step: 1},
+		"unknown strategy":           {Name: "a", Strategy: "uuid"},
+		"bad name":                   {Name: "a/b", Strategy: idforge.StrategySegment, Step: 1, MaxID: 1},
+		"start at the top":           {Name: "a", Strategy: idforge.StrategySegment, Step: 1000, MaxID: math.MaxInt64},
+		"first segment past the top": {Name: "a", Strategy: idforge.StrategySegment, Step: 1000, MaxID: idforge.MaxSegmentID - 998},
 	} {
 		err := iss.CreateKey(ctx, k)
 		if !errors.Is(err, idforge.ErrInvalidArgument) && !errors.Is(err, idforge.ErrInvalidKey) {
 			t.Errorf("%s: %v, want a validation error", name, err)
 		}
+	}
+	if keys, err := iss.Keys(ctx); err != nil || len(keys) != 0 {
+		t.Fatalf("refused keys were stored: %v %v", keys, err)
+	}
+}
+
+// CheckKey holds a key within the IDs its format can show, so that no key
+// is created that could never issue through it.
+func TestCheckKeyWithFormat(t *testing.T) {
+	format := func(spec string) *obfuscate.Format {
+		f, err := obfuscate.ParseFormat(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &f
+	}
+	seg := func(start, step int64) idforge.Key {
+		return idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: step, MaxID: start}
+	}
+	tests := []struct {
+		name   string
+		key    idforge.Key
+		format *obfuscate.Format
+		says   string // "" = accepted
+	}{
+		{"no format", seg(1, 1000), nil, ""},
+		{"text format", seg(idforge.MaxSegmentID, 1), format("base62:min=8"), ""},
+		{"fits 8 bits", seg(156, 100), format("feistel:bits=8"), ""},
+		{"past 8 bits", seg(157, 100), format("feistel:bits=8"), "[1, 156]"},
+		{"step longer than 8 bits", seg(1, 1000), format("feistel:bits=8+hex"), "step 1000 out of range [1, 255]"},
+		{"63 bits as int64", seg(idforge.MaxSegmentID, 1), format("feistel:bits=63"), ""},
+		{"snowflake, 63 bits", idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake}, format("feistel:bits=63+base62"), ""},
+		{"snowflake, 40 bits", idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake}, format("feistel:bits=40"), "feistel:bits=63"},
+		{"snowflake, text only", idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake}, format("sqids"), ""},
+		{"uuidv7 with a format", idforge.Key{Name: "k", Strategy: idforge.StrategyUUIDv7}, format("decimal"), "take no format"},
+		{"ulid without one", idforge.Key{Name: "k", Strategy: idforge.StrategyULID}, nil, ""},
+	}
+	for _, tt := range tests {
+		err := CheckKey(tt.key, tt.format)
+		switch {
+		case tt.says == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tt.name, err)
+		case tt.says != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), tt.says)):
+			t.Errorf("%s: %v, want ErrInvalidArgument saying %q", tt.name, err, tt.says)
+		}
+	}
+
+	// CreateKey applies the key's configured format.
+	f := format("feistel:bits=8")
+	keyed, err := f.WithKey([]byte("0123456789abcdef-k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := New(memstore.New(), nil, Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"k": keyed}})
+	defer iss.Close()
+	ctx := context.Background()
+	if err := iss.CreateKey(ctx, seg(200, 100)); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("CreateKey past the format's 8 bits: %v, want ErrInvalidArgument", err)
+	}
+	if err := iss.CreateKey(ctx, seg(100, 100)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := iss.NextN(ctx, "k", 100)
+	if err != nil || len(ids) != 100 {
+		t.Fatalf("the first segment of a key that fits its format: %v, %v", ids, err)
 	}
 }
 

@@ -131,9 +131,17 @@ func (i *Issuer) TakeStrings(ctx context.Context, key string, n int) ([]string, 
 
 // Decode turns a string ID of key back into its integer, with the key's
 // format (or spec). It checks the form, not that the ID was ever issued.
-func (i *Issuer) Decode(key, s, spec string) (int64, error) {
-	if err := idforge.ValidateKeyName(key); err != nil {
+// Like every call on a key, it answers an error wrapping
+// idforge.ErrUnknownKey for a key that does not exist, and one wrapping
+// idforge.ErrWrongStrategy for a uuidv7 or ulid key, whose IDs are
+// strings with nothing to decode.
+func (i *Issuer) Decode(ctx context.Context, key, s, spec string) (int64, error) {
+	strategy, err := i.strategyOf(ctx, key)
+	if err != nil {
 		return 0, err
+	}
+	if strategy == idforge.StrategyUUIDv7 || strategy == idforge.StrategyULID {
+		return 0, fmt.Errorf("%w: key %q issues %s strings; only keys of integer IDs have a format to decode", idforge.ErrWrongStrategy, key, strategy)
 	}
 	f, err := i.formatFor(key, spec)
 	if err != nil {
@@ -144,6 +152,23 @@ func (i *Issuer) Decode(key, s, spec string) (int64, error) {
 		return 0, err
 	}
 	return id, nil
+}
+
+// strategyOf returns the strategy of key, asking the store only for a key
+// this node has not set up; unlike resolve it needs no generator, so a
+// node without a snowflake generator still decodes a snowflake key's IDs.
+func (i *Issuer) strategyOf(ctx context.Context, key string) (idforge.Strategy, error) {
+	if e, ok := i.lookup(key); ok {
+		return e.strategy, nil
+	}
+	if err := idforge.ValidateKeyName(key); err != nil {
+		return "", err
+	}
+	k, err := i.store.Key(ctx, key)
+	if err != nil {
+		return "", storeErr(err)
+	}
+	return k.Strategy, nil
 }
 
 // Format returns the configured format of key, as a spec ("" = decimal).

@@ -38,7 +38,7 @@ func TestStringsAndFormats(t *testing.T) {
 		if len(s) < 7 {
 			t.Fatalf("%q shorter than the format's minimum", s)
 		}
-		id, err := iss.Decode("order", s, "")
+		id, err := iss.Decode(ctx, "order", s, "")
 		if err != nil || id != int64(k+1) {
 			t.Fatalf("Decode(%q) = %d, %v; want %d", s, id, err, k+1)
 		}
@@ -48,7 +48,7 @@ func TestStringsAndFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, err := iss.Decode("order", hex[0], "hex"); err != nil || id != 4 {
+	if id, err := iss.Decode(ctx, "order", hex[0], "hex"); err != nil || id != 4 {
 		t.Fatalf("hex round trip: %d, %v", id, err)
 	}
 	// A plain key is decimal unless asked otherwise.
@@ -65,8 +65,29 @@ func TestStringsAndFormats(t *testing.T) {
 	if _, err := iss.NextStrings(ctx, "plain", 1, "base64"); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Fatalf("unknown format: %v", err)
 	}
-	if _, err := iss.Decode("plain", "12x", ""); !errors.Is(err, idforge.ErrInvalidArgument) {
+	if _, err := iss.Decode(ctx, "plain", "12x", ""); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Fatalf("bad decimal: %v", err)
+	}
+	// Decoding is a call on a key like any other: an unknown key is
+	// ErrUnknownKey, not a number.
+	if _, err := iss.Decode(ctx, "nosuch", "1", ""); !errors.Is(err, idforge.ErrUnknownKey) {
+		t.Fatalf("Decode on an unknown key: %v, want ErrUnknownKey", err)
+	}
+	if _, err := iss.Decode(ctx, "a b", "1", ""); !errors.Is(err, idforge.ErrInvalidKey) {
+		t.Fatalf("Decode on a bad key name: %v, want ErrInvalidKey", err)
+	}
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "trace", Strategy: idforge.StrategyULID}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := iss.Decode(ctx, "trace", "1", ""); !errors.Is(err, idforge.ErrWrongStrategy) {
+		t.Fatalf("Decode on a ulid key: %v, want ErrWrongStrategy", err)
+	}
+	// A snowflake key decodes on a node without a generator (this one).
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "evt", Strategy: idforge.StrategySnowflake}); err != nil {
+		t.Fatal(err)
+	}
+	if id, err := iss.Decode(ctx, "evt", "77", ""); err != nil || id != 77 {
+		t.Fatalf("Decode on a snowflake key: %d, %v", id, err)
 	}
 }
 
@@ -162,7 +183,7 @@ func TestPermutedKeyIsOneSetOfIDs(t *testing.T) {
 				t.Fatal(err)
 			}
 			record(id, "NextStrings")
-			if raw, err := iss.Decode("order", s, "decimal"); err != nil || raw < 1 {
+			if raw, err := iss.Decode(ctx, "order", s, "decimal"); err != nil || raw < 1 {
 				t.Fatalf("Decode(%s) = %d, %v", s, raw, err)
 			}
 		}
@@ -171,8 +192,8 @@ func TestPermutedKeyIsOneSetOfIDs(t *testing.T) {
 		}
 		record(ids[0], "Take")
 	}
-	if !errors.Is(stop, idforge.ErrSpaceExhausted) {
-		t.Fatalf("past 12 bits: %v, want ErrSpaceExhausted", stop)
+	if !errors.Is(stop, idforge.ErrSpaceExhausted) || idforge.ErrorCode(stop) != "space_exhausted" {
+		t.Fatalf("past 12 bits: %v (code %s), want ErrSpaceExhausted and nothing else", stop, idforge.ErrorCode(stop))
 	}
 	if len(seen) < 2000 {
 		t.Fatalf("only %d IDs before the space ran out", len(seen))

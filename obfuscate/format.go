@@ -2,6 +2,7 @@ package obfuscate
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -247,6 +248,16 @@ func parseInt(s string, lo, hi int) (int, error) {
 // Bits returns the width of the format's feistel stage, or 0 when it has
 // none (and needs no key).
 func (f Format) Bits() int { return f.bits }
+
+// Max returns the largest ID f can encode: 2^Bits() − 1 when it has a
+// feistel stage (the permutation's range), math.MaxInt64 otherwise. A key
+// shown in f cannot issue past it, so its definition must fit below it.
+func (f Format) Max() int64 {
+	if f.bits == 0 {
+		return math.MaxInt64
+	}
+	return int64(uint64(1)<<f.bits - 1)
+}
 
 // WithKey returns a copy of f whose Permute is built from key with New.
 // It returns an error wrapping idforge.ErrInvalidArgument when f has no

@@ -142,6 +142,42 @@ func TestFormatKeys(t *testing.T) {
 	}
 }
 
+// Max is the largest ID a format encodes, the permutation's own Max for a
+// feistel stage: what a key's definition is held within.
+func TestFormatMax(t *testing.T) {
+	for _, tt := range []struct {
+		spec string
+		want int64
+	}{
+		{"", math.MaxInt64},
+		{"sqids:min=10", math.MaxInt64},
+		{"feistel:bits=1", 1},
+		{"feistel:bits=40+base62:min=7", 1<<40 - 1},
+		{"feistel:bits=63+hex", math.MaxInt64},
+	} {
+		f, err := ParseFormat(tt.spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.Max(); got != tt.want {
+			t.Errorf("%q: Max() = %d, want %d", tt.spec, got, tt.want)
+		}
+		if f.Bits() == 0 {
+			continue
+		}
+		keyed, err := f.WithKey(testKey(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if keyed.Permute.Max() != f.Max() {
+			t.Errorf("%q: Max() = %d, the permutation's %d", tt.spec, f.Max(), keyed.Permute.Max())
+		}
+		if _, err := keyed.Encode(f.Max()); err != nil {
+			t.Errorf("%q: Encode(Max()): %v", tt.spec, err)
+		}
+	}
+}
+
 // TestFormatFeistel checks that a keyed format writes the permuted value
 // with its text stage, at a constant length, and reads it back.
 func TestFormatFeistel(t *testing.T) {

@@ -478,22 +478,23 @@ func (c *Config) validate() error {
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Keys {
-		if _, err := k.key(); err != nil {
+		key, err := k.key()
+		if err != nil {
 			return usageIn(err, "keys[%d]", i)
 		}
 		if seen[k.Name] {
 			return usageErr("keys[%d]: key %q declared twice", i, k.Name)
 		}
 		if k.Format != "" {
-			if s := idforge.Strategy(k.Strategy); s == idforge.StrategyUUIDv7 || s == idforge.StrategyULID {
-				return usageErr("keys[%d] (%s): %s keys have no format", i, k.Name, s)
-			}
 			f, err := obfuscate.ParseFormat(k.Format)
 			if err != nil {
 				return usageIn(err, "keys[%d] (%s)", i, k.Name)
 			}
 			if (f.Bits() > 0) != (k.FormatKey != "") {
 				return usageErr("keys[%d] (%s): format_key goes with a feistel format, and only with one", i, k.Name)
+			}
+			if err := issuer.CheckKey(key, &f); err != nil {
+				return usageErr("keys[%d]: %v", i, err)
 			}
 		}
 		seen[k.Name] = true

@@ -495,3 +495,21 @@ func TestWithAuth(t *testing.T) {
 		t.Errorf("transtime: %q", body)
 	}
 }
+
+// The compatibility endpoints answer the clients of Tinyid and Vesta as
+// those servers do: parameters they do not read are ignored, not refused
+// as on idforge's own /v1 API. Tinyid's Java client sends token and
+// bizType (its HTTP users add batchSize); browsers and proxies add cache
+// busters such as jQuery's _=.
+func TestUnknownParametersIgnored(t *testing.T) {
+	f := newFixture(t, fixtureOpts{layout: "vesta-max-peak", worker: 1})
+	for _, target := range []string{
+		"/tinyid/id/nextSegmentIdSimple?token=0f673adf80504e2eaa552f5d791b644c&bizType=test",
+		"/tinyid/id/nextIdSimple?bizType=order&batchSize=2&token=t&_=1700000000000",
+		"/tinyid/id/nextId?bizType=order&traceId=abc",
+		"/genid?_=1700000000000",
+		"/expid?id=13137514684481537&verbose=1",
+	} {
+		f.mustGet(t, target)
+	}
+}

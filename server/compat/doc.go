@@ -53,6 +53,16 @@
 // genMethod and type to the layout's, and refuses values the layout
 // cannot hold.
 //
+// # Parameters
+//
+// Parameters an endpoint does not read are ignored, as Tinyid's Spring
+// controller and Vesta's REST servlet ignore them: Tinyid's Java client
+// sends token and bizType, HTTP users add batchSize, and proxies or
+// browsers add cache busters such as _=1700000000000. idforge's own /v1
+// API refuses unknown parameters instead (see server/httpapi); these
+// endpoints exist so that existing clients work unchanged, so they keep
+// the leniency those clients were written against.
+//
 // # Errors
 //
 // Unlike Tinyid (which answers 200 with an error code, or an empty body)

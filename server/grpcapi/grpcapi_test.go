@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"slices"
 	"testing"
@@ -413,6 +414,18 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Step: proto.Int64(0)})
 			return err
 		}, codes.InvalidArgument, "invalid_argument"},
+		{"CreateKey start at the largest int64", func() error {
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Start: proto.Int64(math.MaxInt64)})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"CreateKey first segment past int64", func() error {
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Start: proto.Int64(idforge.MaxSegmentID - 98), Step: proto.Int64(100)})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
+		{"CreateKey negative start", func() error {
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Start: proto.Int64(-1)})
+			return err
+		}, codes.InvalidArgument, "invalid_argument"},
 		{"CreateKey snowflake with a step", func() error {
 			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Strategy: idforgev1.Strategy_STRATEGY_SNOWFLAKE, Step: proto.Int64(5)})
 			return err
@@ -434,6 +447,32 @@ func TestErrorCodes(t *testing.T) {
 				t.Fatalf("got %s %q, want %s %q", code, reason, tc.code, tc.reason)
 			}
 		})
+	}
+}
+
+// A key is accepted up to the last start whose first segment fits below
+// the largest int64, and that segment issues in full: a key that is
+// accepted can issue.
+func TestCreateKeyAtTheTop(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := testCtx(t)
+	start := int64(idforge.MaxSegmentID - 99)
+	if _, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "top", Start: proto.Int64(start), Step: proto.Int64(100)}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := f.client.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "top", Count: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids := resp.GetIds(); len(ids) != 100 || ids[0] != start || ids[99] != idforge.MaxSegmentID {
+		t.Fatalf("the first segment = %d IDs from %d to %d, want 100 from %d to %d", len(ids), ids[0], ids[len(ids)-1], start, int64(idforge.MaxSegmentID))
+	}
+	_, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "over", Start: proto.Int64(start + 1), Step: proto.Int64(100)})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("one start further: %v, want INVALID_ARGUMENT", err)
+	}
+	if _, err := f.client.GetKey(ctx, &idforgev1.GetKeyRequest{Key: "over"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("a refused key was stored: %v", err)
 	}
 }
 

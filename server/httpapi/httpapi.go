@@ -6,7 +6,6 @@ package httpapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -24,6 +23,24 @@ const MaxCount = 10_000
 
 // maxBodyBytes bounds request bodies.
 const maxBodyBytes = 64 << 10
+
+// v1Routes are the endpoints of the JSON API, each with the query
+// parameters it reads: any other parameter is refused with 400
+// invalid_argument (see checkQuery), so a misspelt one is reported, not
+// ignored.
+var v1Routes = []struct {
+	methods, pattern string
+	serve            func(*handler, http.ResponseWriter, *http.Request)
+	params           []string
+}{
+	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
+	{"GET,POST", "/v1/keys", (*handler).keys, nil},
+	{"GET", "/v1/keys/{key}", (*handler).key, nil},
+	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
+	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
+	{"GET,POST", "/v1/serials", (*handler).serials, nil},
+	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", serialParamPrefix}},
+}
 
 // Options configure the handler.
 type Options struct {
@@ -72,13 +89,9 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/"} {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
-	route("GET", "/v1/ids/{key}", h.ids)
-	route("GET,POST", "/v1/keys", h.keys)
-	route("GET", "/v1/keys/{key}", h.key)
-	route("GET", "/v1/explain/{id}", h.explain)
-	route("GET", "/v1/decode/{key}/{value}", h.decode)
-	route("GET,POST", "/v1/serials", h.serials)
-	route("GET", "/v1/serials/{name}", h.nextSerials)
+	for _, rt := range v1Routes {
+		route(rt.methods, rt.pattern, h.strictQuery(func(w http.ResponseWriter, r *http.Request) { rt.serve(h, w, r) }, rt.params))
+	}
 	route("GET", "/healthz", h.healthz)
 	route("GET", "/readyz", h.readyz)
 	if opts.Metrics != nil {
@@ -204,7 +217,9 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, err)
 		return
 	}
-	id, err := h.iss.Decode(key, value, format)
+	ctx, cancel := h.withTimeout(r)
+	defer cancel()
+	id, err := h.iss.Decode(ctx, key, value, format)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -352,7 +367,12 @@ type createKeyRequest struct {
 }
 
 func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
-	k, err := decodeCreateKey(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	var req createKeyRequest
+	if err := decodeJSON(w, r, &req); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	k, err := req.key()
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -366,17 +386,10 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusCreated, toKeyJSON(issuer.KeyState{Key: k}))
 }
 
-// decodeCreateKey parses and checks a POST /v1/keys body.
-func decodeCreateKey(body interface{ Read([]byte) (int, error) }) (idforge.Key, error) {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	var req createKeyRequest
-	if err := dec.Decode(&req); err != nil {
-		return idforge.Key{}, fmt.Errorf("%w: request body: %v", idforge.ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return idforge.Key{}, fmt.Errorf("%w: request body holds more than one JSON value", idforge.ErrInvalidArgument)
-	}
+// key applies the defaults of POST /v1/keys to a request and checks the
+// key (the rules that need the key's format are the issuer's, at
+// creation).
+func (req createKeyRequest) key() (idforge.Key, error) {
 	if req.Strategy == "" {
 		req.Strategy = string(idforge.StrategySegment)
 	}

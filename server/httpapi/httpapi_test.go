@@ -218,6 +218,9 @@ func TestBadInput(t *testing.T) {
 		{"create step string", "POST", "/v1/keys", `{"key":"a","step":"5"}`, 400, "invalid_argument"},
 		{"create step overflow", "POST", "/v1/keys", `{"key":"a","step":99999999999999999999}`, 400, "invalid_argument"},
 		{"create start 0", "POST", "/v1/keys", `{"key":"a","start":0}`, 400, "invalid_argument"},
+		{"create start negative", "POST", "/v1/keys", `{"key":"a","start":-1}`, 400, "invalid_argument"},
+		{"create start at the largest int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775807}`, 400, "invalid_argument"},
+		{"create first segment past int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775000,"step":1000}`, 400, "invalid_argument"},
 		{"create snowflake with step", "POST", "/v1/keys", `{"key":"a","strategy":"snowflake","step":5}`, 400, "invalid_argument"},
 		{"create long description", "POST", "/v1/keys", `{"key":"a","description":"` + strings.Repeat("d", 300) + `"}`, 400, "invalid_argument"},
 		{"create existing", "POST", "/v1/keys", `{"key":"order"}`, 409, "key_exists"},
@@ -291,6 +294,33 @@ func TestKeys(t *testing.T) {
 	}
 	if list.Snowflake == nil || list.Snowflake.Worker != 5 || list.Snowflake.Expires.Year() != 2080 {
 		t.Fatalf("snowflake info = %+v", list.Snowflake)
+	}
+}
+
+// A key whose first segment cannot be claimed is refused with the range
+// of starts that fits (it was accepted, and every issue then answered
+// 500); the last start that fits is accepted and its first segment issues
+// in full.
+func TestKeyAtTheTop(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"bad","start":9223372036854775807}`)
+	if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, "[1, 9223372036854774807]") {
+		t.Fatalf("start MaxInt64: %d %s, want 400 invalid_argument with the range that fits", status, body)
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/keys/bad", ""); status != 404 {
+		t.Fatalf("the refused key was stored: %d %s", status, body)
+	}
+	start := strconv.FormatInt(idforge.MaxSegmentID-99, 10)
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"top","step":100,"start":`+start+`}`); status != 201 {
+		t.Fatalf("the last start that fits: %d %s", status, body)
+	}
+	status, body, _ = f.do(t, "GET", "/v1/ids/top?count=100", "")
+	var resp idsResponse
+	if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.IDs) != 100 {
+		t.Fatalf("the first segment: %d %s", status, body)
+	}
+	if resp.IDs[0] != start || resp.IDs[99] != strconv.FormatInt(idforge.MaxSegmentID, 10) {
+		t.Fatalf("the first segment runs %s to %s, want %s to %d", resp.IDs[0], resp.IDs[99], start, int64(idforge.MaxSegmentID))
 	}
 }
 
@@ -586,6 +616,30 @@ func TestFormatsAndDecode(t *testing.T) {
 	}
 }
 
+// Every call naming a key that does not exist answers 404 unknown_key,
+// decoding included (it answered 200 with the number before). Only Leaf's
+// snowflake endpoint, which takes any well-formed key, is the exception.
+func TestUnknownKeyIsNotFoundEverywhere(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{
+		"/v1/ids/nosuch",
+		"/v1/ids/nosuch?count=3&format=hex",
+		"/v1/keys/nosuch",
+		"/v1/decode/nosuch/1",
+		"/v1/decode/nosuch/G9?format=base62",
+		"/v1/serials/nosuch",
+		"/api/segment/get/nosuch",
+	} {
+		status, body, _ := f.do(t, "GET", path, "")
+		if status != 404 || errorCode(t, body) != "unknown_key" || !strings.Contains(body, "nosuch") {
+			t.Errorf("%s: %d %s, want 404 unknown_key naming the key", path, status, body)
+		}
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/decode/msg/77", ""); status != 200 || !strings.Contains(body, `"id":"77"`) {
+		t.Errorf("decode on a snowflake key: %d %s", status, body)
+	}
+}
+
 // A plugin's refusal is the caller's clear 403 "rejected" on every
 // endpoint, never a 500, and it consumes nothing.
 func TestPluginRejection(t *testing.T) {
@@ -667,5 +721,129 @@ func TestSnowflakeLeaseInKeys(t *testing.T) {
 	guard.until.Store(0) // lost: the epoch, as worker.Renewal reports it
 	if s = snow(); s.Lease != "lost" || s.ValidUntil != nil {
 		t.Fatalf("lost lease: %+v", s)
+	}
+}
+
+// samplePath fills a route pattern's wildcards with names the fixture
+// knows, so that the request reaches the endpoint.
+func samplePath(pattern string) string {
+	return strings.NewReplacer("{key}", "order", "{name}", "job", "{id}", "1", "{value}", "1").Replace(pattern)
+}
+
+// Every /v1 endpoint refuses a query parameter it does not read (?cnt=5
+// issued one ID before), naming it, before doing anything; token, which
+// the auth middleware reads, passes everywhere.
+func TestUnknownQueryParameters(t *testing.T) {
+	f := newFixture(t)
+	for _, rt := range v1Routes {
+		for _, method := range strings.Split(rt.methods, ",") {
+			path := samplePath(rt.pattern)
+			status, body, _ := f.do(t, method, path+"?cnt=5", `{"key":"made-by-a-refused-request"}`)
+			if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, `\"cnt\"`) {
+				t.Errorf("%s %s?cnt=5: %d %s, want 400 invalid_argument naming cnt", method, path, status, body)
+			}
+			for _, p := range rt.params {
+				if !strings.Contains(body, p) {
+					t.Errorf("%s %s: %s does not list the parameter %s", method, path, body, p)
+				}
+			}
+			if method == "GET" {
+				status, body, _ = f.do(t, method, path+"?token=t", "")
+				if status == 400 && strings.Contains(body, "unknown query parameter") {
+					t.Errorf("%s %s?token=t: %d %s; token must pass", method, path, status, body)
+				}
+			}
+		}
+	}
+	if status, _, _ := f.do(t, "GET", "/v1/keys/made-by-a-refused-request", ""); status != 404 {
+		t.Errorf("a request refused for its parameters created a key: %d", status)
+	}
+	for _, tt := range []struct{ path, says string }{
+		{"/v1/ids/order?count=2&cnt=5", `\"cnt\"`},
+		{"/v1/ids/order?Count=2", `\"Count\"`},
+		{"/v1/ids/nosuch?cnt=5", `\"cnt\"`},
+		{"/v1/decode/order/1?fromat=hex", `\"fromat\"`},
+		{"/v1/serials/job?param.=1&param.area=010&param.unit=6541", `\"param.\"`},
+		{"/v1/keys?b=1&a=1", `\"a\"`},
+	} {
+		status, body, _ := f.do(t, "GET", tt.path, "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tt.says) {
+			t.Errorf("%s: %d %s, want 400 invalid_argument naming %s", tt.path, status, body, tt.says)
+		}
+	}
+	// The parameters an endpoint reads still work.
+	for _, path := range []string{
+		"/v1/ids/order?count=2&format=hex&token=t",
+		"/v1/decode/order/ff?format=hex",
+		"/v1/serials/job?count=2&param.area=010&param.unit=6541",
+	} {
+		if status, body, _ := f.do(t, "GET", path, ""); status != 200 {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}
+
+// Leaf's endpoints answer as Leaf's Spring controllers do, which ignore
+// parameters they do not read: clients of Leaf keep working whatever they
+// add (cache busters, tracing).
+func TestLeafEndpointsIgnoreUnknownParameters(t *testing.T) {
+	f := newFixture(t)
+	for _, path := range []string{"/api/segment/get/order?_=1700000000000", "/api/snowflake/get/order?cnt=5"} {
+		if status, body, _ := f.do(t, "GET", path, ""); status != 200 {
+			t.Errorf("%s: %d %s", path, status, body)
+		}
+	}
+}
+
+// A field given twice in a request body is refused, naming it, on every
+// endpoint that reads a body (it was accepted, the last value winning).
+// encoding/json matches names regardless of case, so "key" and "KEY" are
+// the same field.
+func TestDuplicateJSONFields(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct{ path, body, field string }{
+		{"/v1/keys", `{"key":"a","key":"b"}`, `\"key\"`},
+		{"/v1/keys", `{"key":"a","step":5,"KEY":"b"}`, `\"KEY\"`},
+		{"/v1/keys", `{"key":"a","description":"x","step":10,"description":"y"}`, `\"description\"`},
+		{"/v1/serials", `{"name":"x","template":"S@{seq:order}","template":"T@{seq:order}"}`, `\"template\"`},
+	} {
+		status, body, _ := f.do(t, "POST", tt.path, tt.body)
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tt.field) || !strings.Contains(body, "twice") {
+			t.Errorf("POST %s %s: %d %s, want 400 invalid_argument naming %s", tt.path, tt.body, status, body, tt.field)
+		}
+	}
+	for _, name := range []string{"a", "b", "x"} {
+		if status, _, _ := f.do(t, "GET", "/v1/keys/"+name, ""); status != 404 {
+			t.Errorf("a refused body created key %s", name)
+		}
+	}
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"fine","step":10,"description":"key and Key are one field, once"}`); status != 201 {
+		t.Errorf("a body without duplicates: %d %s", status, body)
+	}
+}
+
+func TestCheckDuplicateFields(t *testing.T) {
+	for body, dup := range map[string]string{
+		`{"a":1,"b":2}`:                   "",
+		`{"a":{"x":1},"b":{"x":1}}`:       "", // the same name in two objects
+		`[{"a":1},{"a":1}]`:               "",
+		`{"a":[1,{"b":1,"c":[]}],"c":{}}`: "",
+		`{"a":1,"a":2}`:                   "a",
+		`{"a":{"x":1,"x":2}}`:             "x",
+		`{"a":[{"y":1,"y":2}]}`:           "y",
+		`{"a":{},"b":[],"a":0}`:           "a",
+		`{"ǅ":1,"ǆ":2}`:                   "ǆ", // folded like encoding/json
+		`{"a":1}{"a":1,"a":1}`:            "",  // only the first value; the rest is refused elsewhere
+		`{"a":1,"a"`:                      "a",
+		`{"a":`:                           "",
+		`not json`:                        "",
+	} {
+		err := checkDuplicateFields([]byte(body))
+		switch {
+		case dup == "" && err != nil:
+			t.Errorf("%s: %v, want no error", body, err)
+		case dup != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), strconv.Quote(dup))):
+			t.Errorf("%s: %v, want ErrInvalidArgument naming %q", body, err, dup)
+		}
 	}
 }

@@ -242,9 +242,12 @@ func TestOverflowStaysInteger(t *testing.T) {
 	ctx := context.Background()
 	u := backend.NewDatabase(t)
 	st := backend.MustOpen(t, u, false)
-	if err := st.CreateKey(ctx, sqltest.SegKey("top", math.MaxInt64-10, 100)); err != nil {
+	// The first segment must fit (CreateKey refuses a key that could
+	// never issue); claiming it leaves 10 values, fewer than the step.
+	if err := st.CreateKey(ctx, sqltest.SegKey("top", math.MaxInt64-110, 100)); err != nil {
 		t.Fatal(err)
 	}
+	sqltest.WantSegment(t, sqltest.MustClaim(t, st, "top", 0), idforge.Segment{Start: math.MaxInt64 - 110, End: math.MaxInt64 - 10, Step: 100})
 	for _, step := range []int64{0, 11, math.MaxInt64} {
 		if _, err := st.ClaimSegment(ctx, "top", step); !errors.Is(err, idforge.ErrSpaceExhausted) {
 			t.Fatalf("ClaimSegment(top, %d): %v, want ErrSpaceExhausted", step, err)

@@ -290,6 +290,8 @@ func testInvalidKeys(t *testing.T, st idforge.Store) {
 		{"zero start", with(func(k *idforge.Key) { k.MaxID = 0 }), idforge.ErrInvalidArgument},
 		{"negative start", with(func(k *idforge.Key) { k.MaxID = -5 }), idforge.ErrInvalidArgument},
 		{"min int64 start", with(func(k *idforge.Key) { k.MaxID = math.MinInt64 }), idforge.ErrInvalidArgument},
+		{"max int64 start", with(func(k *idforge.Key) { k.MaxID = math.MaxInt64 }), idforge.ErrInvalidArgument},
+		{"first segment past int64", with(func(k *idforge.Key) { k.MaxID = idforge.MaxSegmentID - k.Step + 2 }), idforge.ErrInvalidArgument},
 		{"no strategy", with(func(k *idforge.Key) { k.Strategy = "" }), idforge.ErrInvalidArgument},
 		{"unknown strategy", with(func(k *idforge.Key) { k.Strategy = "uuid" }), idforge.ErrInvalidArgument},
 		{"long description", with(func(k *idforge.Key) { k.Description = strings.Repeat("d", 257) }), idforge.ErrInvalidArgument},

@@ -1,0 +1,185 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/idforge/idforge"
+)
+
+// The /v1 API is strict about what a request holds, so that a misspelt
+// parameter or field is reported instead of silently doing something
+// else: ?cnt=5 would otherwise issue one ID, and {"key":"a","key":"b"}
+// would create key b. Leaf's, Tinyid's and Vesta's endpoints are not held
+// to this: they answer as those systems' Spring and Java servers do,
+// which ignore what they do not read, and their clients rely on it.
+
+// tokenParam is the query parameter the auth middleware reads a token
+// from (see auth.Middleware). Every /v1 endpoint takes it, whether or not
+// this node checks tokens, so that one client works against every node.
+const tokenParam = "token"
+
+// paramFamily marks an allowed parameter that is a family of names: one
+// ending in it, such as "param.", allows "param.NAME" for any non-empty
+// NAME.
+const paramFamily = "."
+
+// checkQuery reports whether every parameter of rawQuery is one the
+// endpoint reads: a name in allowed, a member of a family in allowed (see
+// paramFamily), or tokenParam. It checks names only; each parameter's
+// reader checks its values and repeats. Errors wrap
+// idforge.ErrInvalidArgument, name the parameter and list what the
+// endpoint takes.
+func checkQuery(rawQuery string, allowed []string) error {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
+	}
+	var unknown []string
+	for name := range q {
+		if !queryAllows(allowed, name) {
+			unknown = append(unknown, name)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	sort.Strings(unknown) // the same answer for the same request
+	takes := "no query parameters"
+	if len(allowed) > 0 {
+		shown := make([]string, len(allowed))
+		for i, a := range allowed {
+			if strings.HasSuffix(a, paramFamily) {
+				a += "NAME"
+			}
+			shown[i] = a
+		}
+		takes = strings.Join(shown, ", ")
+	}
+	return fmt.Errorf("%w: unknown query parameter %q; this endpoint takes %s (and %s for authentication)",
+		idforge.ErrInvalidArgument, unknown[0], takes, tokenParam)
+}
+
+// queryAllows reports whether allowed lets name through.
+func queryAllows(allowed []string, name string) bool {
+	if name == tokenParam {
+		return true
+	}
+	for _, a := range allowed {
+		if !strings.HasSuffix(a, paramFamily) {
+			if a == name {
+				return true
+			}
+		} else if rest, ok := strings.CutPrefix(name, a); ok && rest != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// strictQuery wraps an endpoint that reads the query parameters params:
+// a request with any other one is answered 400 invalid_argument before fn
+// runs.
+func (h *handler) strictQuery(fn http.HandlerFunc, params []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := checkQuery(r.URL.RawQuery, params); err != nil {
+			h.writeError(w, r, err)
+			return
+		}
+		fn(w, r)
+	}
+}
+
+// decodeJSON reads r's body, at most maxBodyBytes of it, into v: exactly
+// one JSON object, with no field v lacks and no field given twice.
+// encoding/json alone would keep the last of two values silently, and it
+// matches field names regardless of case, so "key" and "Key" count as the
+// same field here too. Errors wrap idforge.ErrInvalidArgument and name the
+// field.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			return fmt.Errorf("%w: request body is larger than %d bytes", idforge.ErrInvalidArgument, tooLarge.Limit)
+		}
+		return fmt.Errorf("%w: reading the request body: %v", idforge.ErrInvalidArgument, err)
+	}
+	if err := checkDuplicateFields(body); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: request body: %v", idforge.ErrInvalidArgument, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%w: request body holds more than one JSON value", idforge.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// checkDuplicateFields reports an error wrapping idforge.ErrInvalidArgument
+// when an object in the first JSON value of body, at any depth, holds two
+// fields whose names encoding/json would take for the same one. Malformed
+// JSON passes: the decoding that follows reports it with its position.
+func checkDuplicateFields(body []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	// One entry per open object or array, innermost last: the names an
+	// object has held (nil for an array), and whether its next token is
+	// a field name rather than a field's value.
+	type level struct {
+		names      map[string]bool
+		expectName bool
+	}
+	var open []level
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		if n := len(open); n > 0 && open[n-1].expectName && tok != json.Delim('}') {
+			name, _ := tok.(string)
+			folded := foldFieldName(name)
+			if open[n-1].names[folded] {
+				return fmt.Errorf("%w: request body: field %q given twice", idforge.ErrInvalidArgument, name)
+			}
+			open[n-1].names[folded] = true
+			open[n-1].expectName = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			open = append(open, level{names: map[string]bool{}, expectName: true})
+			continue
+		case json.Delim('['):
+			open = append(open, level{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			open = open[:len(open)-1]
+		}
+		// A value ended: the object holding it expects a name next, and
+		// at the top level the first value is all there is to check.
+		if len(open) == 0 {
+			return nil
+		}
+		if open[len(open)-1].names != nil {
+			open[len(open)-1].expectName = true
+		}
+	}
+}
+
+// foldFieldName maps a JSON field name to the form under which
+// encoding/json takes two names for the same field: each letter folded to
+// one case, so that "key", "Key" and "KEY" meet.
+func foldFieldName(name string) string {
+	return strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, name)
+}
