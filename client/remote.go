@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // coolDown is how long a node that failed is passed over, unless every
@@ -111,7 +112,7 @@ func (r *remote) do(ctx context.Context, op func(context.Context, conn) error) e
 	for attempt := 0; ; attempt++ {
 		ep := r.pick(tried)
 		if ep == nil { // every node failed in this round
-			if !sleep(ctx, backoff) {
+			if wait.For(ctx, backoff) != nil {
 				break
 			}
 			backoff = min(2*backoff, roundBackoffMax)
@@ -158,19 +159,6 @@ func (r *remote) attempt(ctx context.Context, ep *endpoint, op func(context.Cont
 		}
 	}
 	return op(ctx, ep.conn)
-}
-
-// sleep waits d, or less when ctx ends first; it reports whether ctx is
-// still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func (r *remote) Next(ctx context.Context, key string) (int64, error) {

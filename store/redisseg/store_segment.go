@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // redisError marks a failure to use Redis, as opposed to a database error
@@ -200,7 +201,7 @@ func (s *Store) refill(ctx context.Context, key string, step int64, ks *keyState
 		if locked || time.Now().After(waitUntil) {
 			break
 		}
-		if err := sleep(ctx, lockPoll); err != nil {
+		if err := wait.For(ctx, lockPoll); err != nil {
 			return idforge.Segment{}, false, fmt.Errorf("redisseg: claim segment for key %q: %w", key, err)
 		}
 		if r, err = s.runClaim(ctx, key, step, ks.floor.Load()); err != nil {
@@ -540,16 +541,4 @@ func newToken() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// sleep waits d or until ctx ends, returning ctx's error then.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

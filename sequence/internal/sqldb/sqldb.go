@@ -27,6 +27,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
+	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence/internal/param"
 )
 
@@ -255,12 +256,8 @@ func (db *DB) Retry(ctx context.Context, fn func(ctx context.Context) error) err
 		if err == nil || attempt == 2 || !Transient(err) {
 			return err
 		}
-		t := time.NewTimer(time.Duration(20<<attempt) * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if wait.For(ctx, time.Duration(20<<attempt)*time.Millisecond) != nil {
 			return err
-		case <-t.C:
 		}
 	}
 }
