@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
@@ -169,7 +170,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 			return fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
 				sequence.ErrCounterLost, t.name, t.db.Where, id, floor)
 		}
-		t.advance(id)
+		atomicmax.Raise(&t.seen, id)
 		v = id<<s.bits | int64(i)
 		return nil
 	})
@@ -180,16 +181,6 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: autoinc source: %w", idforge.ErrUnavailable, err)
 	}
 	return v, nil
-}
-
-// advance raises seen to id.
-func (t *table) advance(id int64) {
-	for {
-		old := t.seen.Load()
-		if id <= old || t.seen.CompareAndSwap(old, id) {
-			return
-		}
-	}
 }
 
 func (t *table) next(ctx context.Context) (int64, error) {

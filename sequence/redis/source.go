@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -118,12 +119,8 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: %w: redis source %q: INCR answered %d, but the key held %d before: it went back (restored or failed over to a stale copy); re-create it above every value issued",
 			sequence.ErrCounterLost, idforge.ErrUnavailable, s.key, v, floor)
 	}
-	for {
-		cur := s.seen.Load()
-		if v <= cur || s.seen.CompareAndSwap(cur, v) {
-			return v, nil
-		}
-	}
+	atomicmax.Raise(&s.seen, v)
+	return v, nil
 }
 
 // Close closes the client if the source opened it (Open). It is idempotent.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
@@ -169,12 +170,8 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: %w: sqlrow source %q: the row answered %d, but held %d before: it went back (restored from a backup?); set it above every value issued",
 			sequence.ErrCounterLost, idforge.ErrUnavailable, s.name, v, floor)
 	}
-	for {
-		cur := s.seen.Load()
-		if v <= cur || s.seen.CompareAndSwap(cur, v) {
-			return v, nil
-		}
-	}
+	atomicmax.Raise(&s.seen, v)
+	return v, nil
 }
 
 // why explains an UPDATE that changed no row.

@@ -13,6 +13,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/wait"
 )
 
@@ -315,7 +316,7 @@ func (s *Store) direct(ctx context.Context, key string, step int64, why string) 
 		return idforge.Segment{}, s.dbError(ctx, key, err, why+" and so did the database")
 	}
 	s.stats.direct.Add(1)
-	raise(&s.state(key).floor, seg.End)
+	atomicmax.Raise(&s.state(key).floor, seg.End)
 	return seg, nil
 }
 
@@ -521,19 +522,6 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 		return false, fmt.Errorf("redisseg: %w", err)
 	}
 	return done, nil
-}
-
-// raise sets v to n if n is larger.
-func raise(v interface {
-	Load() int64
-	CompareAndSwap(old, new int64) bool
-}, n int64) {
-	for {
-		old := v.Load()
-		if n <= old || v.CompareAndSwap(old, n) {
-			return
-		}
-	}
 }
 
 // newToken returns a random refill-lock token.
