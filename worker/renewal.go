@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -87,12 +88,8 @@ func (cfg RenewalConfig) withDefaults() RenewalConfig {
 	if cfg.Interval <= 0 {
 		cfg.Interval = cfg.TTL / 3
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = idforge.SystemClock
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Clock = cmp.Or(cfg.Clock, idforge.SystemClock)
 	return cfg
 }
 

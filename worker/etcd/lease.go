@@ -99,7 +99,6 @@ func (p *Provider) resume(cli *clientv3.Client, max int64, cause error) (worker.
 		Where:       p.where(),
 		Cause:       cause,
 		Cache:       p.cache,
-		NoCache:     "no data directory for a cache",
 		Max:         max,
 		Then:        "it is claimed again once etcd answers",
 		Renewal: func(id int64) worker.RenewalConfig {

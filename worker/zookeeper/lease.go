@@ -319,7 +319,6 @@ func (p *Provider) resume(conn *zk.Conn, max int64, cause error) (worker.Lease, 
 		Where:       p.where(),
 		Cause:       cause,
 		Cache:       p.cache,
-		NoCache:     "no data directory for a cache",
 		Max:         max,
 		Then:        "the peers' clocks cannot be checked, and the reports resume once ZooKeeper answers",
 		Start: func(id int64, last time.Time) (worker.Lease, error) {
