@@ -218,14 +218,7 @@ func (s *Source) Close() error {
 //
 // It is idempotent.
 func Migrate(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: autoinc: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: autoinc: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrate(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "autoinc", table, migrate)
 }
 
 func migrate(ctx context.Context, db *sqldb.DB, table string) error {

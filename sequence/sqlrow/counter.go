@@ -174,14 +174,7 @@ func (s *CounterStore) Close() error { return s.db.Close() }
 // period holds the stamp of the period counted in (see
 // sequence.Period.Stamp) and n the count. It is idempotent.
 func MigrateCounter(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: sqlrow: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: sqlrow: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrateCounter(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateCounter)
 }
 
 func migrateCounter(ctx context.Context, db *sqldb.DB, table string) error {

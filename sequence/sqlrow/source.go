@@ -206,14 +206,7 @@ func (s *Source) Close() error {
 //
 // (names compare byte for byte on MySQL: utf8mb4_bin). It is idempotent.
 func MigrateSource(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: sqlrow: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: sqlrow: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrateSource(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateSource)
 }
 
 func migrateSource(ctx context.Context, db *sqldb.DB, table string) error {

@@ -26,6 +26,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence/internal/param"
@@ -84,6 +85,21 @@ func Wrap(db *sql.DB) (*DB, error) {
 		return nil, fmt.Errorf("unsupported database driver %T (want go-sql-driver/mysql, pgx stdlib or modernc sqlite)", db.Driver())
 	}
 	return &DB{DB: db, Dialect: d, Where: d.String() + " database", Timeout: DefaultTimeout}, nil
+}
+
+// Migrate is the body of the backends' exported Migrate functions, which
+// take a plain pool: it finds db's dialect, checks the table name and
+// runs create. Its errors wrap idforge.ErrInvalidArgument and start with
+// who ("sqlrow").
+func Migrate(ctx context.Context, db *sql.DB, who, table string, create func(context.Context, *DB, string) error) error {
+	d, err := Wrap(db)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", idforge.ErrInvalidArgument, who, err)
+	}
+	if !ValidIdent(table) {
+		return fmt.Errorf("%w: %s: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, who, table)
+	}
+	return create(ctx, d, table)
 }
 
 // Close closes the pool if Open opened it.
