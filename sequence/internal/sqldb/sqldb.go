@@ -28,6 +28,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
+	"github.com/idforge/idforge/internal/placeholder"
 	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence/internal/param"
 )
@@ -233,17 +234,7 @@ func (db *DB) Rebind(query string) string {
 	if db.Dialect != Postgres {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(query[i])
-	}
-	return b.String()
+	return placeholder.Numbered(query)
 }
 
 // Quote quotes an identifier checked by ValidIdent.
