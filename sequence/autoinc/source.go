@@ -1,6 +1,7 @@
 package autoinc
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -94,9 +95,7 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 	if n < 1 || n > MaxTables || n&(n-1) != 0 {
 		return nil, fmt.Errorf("%w: autoinc source: %d tables; want a power of two from 1 to %d", idforge.ErrInvalidArgument, n, MaxTables)
 	}
-	if cfg.Rescue == 0 {
-		cfg.Rescue = DefaultRescue
-	}
+	cfg.Rescue = cmp.Or(cfg.Rescue, DefaultRescue)
 	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New(n, cfg.Rescue)}
 	// Not 1 << (63-n): with one table that overflows to a negative limit.
 	s.maxID = math.MaxInt64 >> s.bits

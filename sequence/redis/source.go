@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,9 +64,7 @@ func NewSource(ctx context.Context, client goredis.UniversalClient, cfg SourceCo
 	if cfg.Key == "" {
 		return nil, fmt.Errorf("%w: redis source: empty key", idforge.ErrInvalidArgument)
 	}
-	if cfg.Start == 0 {
-		cfg.Start = 1
-	}
+	cfg.Start = cmp.Or(cfg.Start, 1)
 	if cfg.Start < 1 {
 		return nil, fmt.Errorf("%w: redis source %q: start %d is below 1", idforge.ErrInvalidArgument, cfg.Key, cfg.Start)
 	}

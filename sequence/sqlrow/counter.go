@@ -1,6 +1,7 @@
 package sqlrow
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,9 +55,7 @@ func NewCounterStore(db *sql.DB, cfg CounterStoreConfig) (*CounterStore, error) 
 }
 
 func newCounterStore(db *sqldb.DB, cfg CounterStoreConfig) (*CounterStore, error) {
-	if cfg.Table == "" {
-		cfg.Table = DefaultCounterTable
-	}
+	cfg.Table = cmp.Or(cfg.Table, DefaultCounterTable)
 	if !sqldb.ValidIdent(cfg.Table) {
 		return nil, fmt.Errorf("%w: sqlrow counter store: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, cfg.Table)
 	}

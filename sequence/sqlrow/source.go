@@ -1,6 +1,7 @@
 package sqlrow
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -64,12 +65,8 @@ func NewSource(ctx context.Context, db *sql.DB, cfg SourceConfig) (*Source, erro
 
 // check fills in the defaults and validates.
 func (cfg *SourceConfig) check() error {
-	if cfg.Table == "" {
-		cfg.Table = DefaultSourceTable
-	}
-	if cfg.Start == 0 {
-		cfg.Start = 1
-	}
+	cfg.Table = cmp.Or(cfg.Table, DefaultSourceTable)
+	cfg.Start = cmp.Or(cfg.Start, 1)
 	switch err := idforge.ValidateKeyName(cfg.Name); {
 	case err != nil:
 		return fmt.Errorf("sqlrow source: name: %w", err)

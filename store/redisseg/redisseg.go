@@ -1,6 +1,7 @@
 package redisseg
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,18 +157,10 @@ func New(cfg Config) (*Store, error) {
 		retryAfter: cfg.RetryAfter,
 		log:        cfg.Logger,
 	}
-	if s.prefix == "" {
-		s.prefix = DefaultPrefix
-	}
-	if s.factor == 0 {
-		s.factor = DefaultFactor
-	}
-	if s.retryAfter == 0 {
-		s.retryAfter = DefaultRetryAfter
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s.prefix = cmp.Or(s.prefix, DefaultPrefix)
+	s.factor = cmp.Or(s.factor, DefaultFactor)
+	s.retryAfter = cmp.Or(s.retryAfter, DefaultRetryAfter)
+	s.log = cmp.Or(s.log, slog.Default())
 	s.aheadCtx, s.aheadStop = context.WithCancel(context.Background())
 	return s, nil
 }
