@@ -177,11 +177,5 @@ func MigrateCounter(ctx context.Context, db *sql.DB, table string) error {
 }
 
 func migrateCounter(ctx context.Context, db *sqldb.DB, table string) error {
-	q := "CREATE TABLE IF NOT EXISTS " + db.Quote(table) + " (name varchar(128) PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL)"
-	if db.Dialect == sqldb.MySQL {
-		q = "CREATE TABLE IF NOT EXISTS " + db.Quote(table) +
-			" (name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL) ENGINE=InnoDB"
-	}
-	_, err := db.ExecContext(ctx, q)
-	return err
+	return createNamed(ctx, db, table, "period bigint NOT NULL, n bigint NOT NULL")
 }

@@ -207,11 +207,17 @@ func MigrateSource(ctx context.Context, db *sql.DB, table string) error {
 }
 
 func migrateSource(ctx context.Context, db *sqldb.DB, table string) error {
-	q := "CREATE TABLE IF NOT EXISTS " + db.Quote(table) + " (name varchar(128) PRIMARY KEY, current_value bigint NOT NULL)"
+	return createNamed(ctx, db, table, "current_value bigint NOT NULL")
+}
+
+// createNamed creates table if it is missing, keyed by a name of up to
+// 128 characters (compared byte for byte on MySQL: utf8mb4_bin), with the
+// further columns cols: the one shape of sqlrow's tables.
+func createNamed(ctx context.Context, db *sqldb.DB, table, cols string) error {
+	name, engine := "name varchar(128) PRIMARY KEY", ""
 	if db.Dialect == sqldb.MySQL {
-		q = "CREATE TABLE IF NOT EXISTS " + db.Quote(table) +
-			" (name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY, current_value bigint NOT NULL) ENGINE=InnoDB"
+		name, engine = "name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY", " ENGINE=InnoDB"
 	}
-	_, err := db.ExecContext(ctx, q)
+	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+engine)
 	return err
 }
