@@ -90,10 +90,7 @@ func (g *grpcConn) nextN(ctx context.Context, key string, n int) ([]int64, error
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetIds()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
-	}
-	return r.GetIds(), nil
+	return counted(g.addr, "IDs", n, r.GetIds())
 }
 
 func (g *grpcConn) nextStrings(ctx context.Context, key string, n int) ([]string, error) {
@@ -102,10 +99,7 @@ func (g *grpcConn) nextStrings(ctx context.Context, key string, n int) ([]string
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetIds()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
-	}
-	return r.GetIds(), nil
+	return counted(g.addr, "IDs", n, r.GetIds())
 }
 
 func (g *grpcConn) nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
@@ -113,10 +107,7 @@ func (g *grpcConn) nextSerial(ctx context.Context, name string, n int, params ma
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetValues()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", g.addr, n, len(r.GetValues()))
-	}
-	return r.GetValues(), nil
+	return counted(g.addr, "serials", n, r.GetValues())
 }
 
 func (g *grpcConn) explain(ctx context.Context, id int64) (Explanation, error) {

@@ -139,21 +139,23 @@ func (h *httpConn) idStrings(ctx context.Context, key string, n int, format stri
 	if format != "" {
 		q.Set("format", format)
 	}
+	var a idsAnswer
+	if err := h.get(ctx, withCount("/v1/ids/"+url.PathEscape(key), q, n), &a); err != nil {
+		return nil, err
+	}
+	return counted(h.addr, "IDs", n, a.IDs)
+}
+
+// withCount returns path with the query q and, unless n is the API's
+// default of 1, count=n.
+func withCount(path string, q url.Values, n int) string {
 	if n != 1 {
 		q.Set("count", strconv.Itoa(n))
 	}
-	path := "/v1/ids/" + url.PathEscape(key)
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	var a idsAnswer
-	if err := h.get(ctx, path, &a); err != nil {
-		return nil, err
-	}
-	if len(a.IDs) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", h.addr, n, len(a.IDs))
-	}
-	return a.IDs, nil
+	return path
 }
 
 func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) {
@@ -204,21 +206,11 @@ func (h *httpConn) nextSerial(ctx context.Context, name string, n int, params ma
 	for k, v := range params {
 		q.Set(serialParamPrefix+k, v)
 	}
-	if n != 1 {
-		q.Set("count", strconv.Itoa(n))
-	}
-	path := "/v1/serials/" + url.PathEscape(name)
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
 	var a serialsAnswer
-	if err := h.get(ctx, path, &a); err != nil {
+	if err := h.get(ctx, withCount("/v1/serials/"+url.PathEscape(name), q, n), &a); err != nil {
 		return nil, err
 	}
-	if len(a.Values) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", h.addr, n, len(a.Values))
-	}
-	return a.Values, nil
+	return counted(h.addr, "serials", n, a.Values)
 }
 
 // explainAnswer is the answer of GET /v1/explain/{id}.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // coolDown is how long a node that failed is passed over, unless every
@@ -30,6 +31,16 @@ type conn interface {
 	explain(ctx context.Context, id int64) (Explanation, error)
 	strategy(ctx context.Context, key string) (idforge.Strategy, error)
 	close() error
+}
+
+// counted returns vals, the answer of the node at addr to a call for n
+// values (what: "IDs", "serials"), or an error when it holds another
+// number of them.
+func counted[T any](addr, what string, n int, vals []T) ([]T, error) {
+	if len(vals) != n {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d %s, got %d", addr, n, what, len(vals))
+	}
+	return vals, nil
 }
 
 // endpoint is a node with its health as this client sees it.
@@ -111,7 +122,7 @@ func (r *remote) do(ctx context.Context, op func(context.Context, conn) error) e
 	for attempt := 0; ; attempt++ {
 		ep := r.pick(tried)
 		if ep == nil { // every node failed in this round
-			if !sleep(ctx, backoff) {
+			if wait.For(ctx, backoff) != nil {
 				break
 			}
 			backoff = min(2*backoff, roundBackoffMax)
@@ -160,29 +171,24 @@ func (r *remote) attempt(ctx context.Context, ep *endpoint, op func(context.Cont
 	return op(ctx, ep.conn)
 }
 
-// sleep waits d, or less when ctx ends first; it reports whether ctx is
-// still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-func (r *remote) Next(ctx context.Context, key string) (int64, error) {
-	if err := idforge.ValidateKeyName(key); err != nil {
-		return 0, err
-	}
-	var id int64
+// call runs op against the nodes (see do) and returns the value of the
+// call that succeeded.
+func call[T any](ctx context.Context, r *remote, op func(context.Context, conn) (T, error)) (T, error) {
+	var v T
 	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		id, err = c.next(ctx, key)
+		v, err = op(ctx, c)
 		return err
 	})
-	return id, err
+	return v, err
+}
+
+// checkCall refuses a bad key (or serial) name, then n < 1, without
+// asking a server.
+func checkCall(name string, n int) error {
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return err
+	}
+	return checkCount(n)
 }
 
 // checkCount refuses n < 1 without asking a server.
@@ -193,69 +199,42 @@ func checkCount(n int) error {
 	return nil
 }
 
-func (r *remote) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+func (r *remote) Next(ctx context.Context, key string) (int64, error) {
 	if err := idforge.ValidateKeyName(key); err != nil {
+		return 0, err
+	}
+	return call(ctx, r, func(ctx context.Context, c conn) (int64, error) { return c.next(ctx, key) })
+}
+
+func (r *remote) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+	if err := checkCall(key, n); err != nil {
 		return nil, err
 	}
-	if err := checkCount(n); err != nil {
-		return nil, err
-	}
-	var ids []int64
-	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		ids, err = c.nextN(ctx, key, n)
-		return err
-	})
-	return ids, err
+	return call(ctx, r, func(ctx context.Context, c conn) ([]int64, error) { return c.nextN(ctx, key, n) })
 }
 
 func (r *remote) NextStrings(ctx context.Context, key string, n int) ([]string, error) {
-	if err := idforge.ValidateKeyName(key); err != nil {
+	if err := checkCall(key, n); err != nil {
 		return nil, err
 	}
-	if err := checkCount(n); err != nil {
-		return nil, err
-	}
-	var ids []string
-	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		ids, err = c.nextStrings(ctx, key, n)
-		return err
-	})
-	return ids, err
+	return call(ctx, r, func(ctx context.Context, c conn) ([]string, error) { return c.nextStrings(ctx, key, n) })
 }
 
+// NextSerial checks serial names as key names: they follow the same rules.
 func (r *remote) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
-	// Serial names follow the rules of key names.
-	if err := idforge.ValidateKeyName(name); err != nil {
+	if err := checkCall(name, n); err != nil {
 		return nil, err
 	}
-	if err := checkCount(n); err != nil {
-		return nil, err
-	}
-	var values []string
-	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		values, err = c.nextSerial(ctx, name, n, params)
-		return err
-	})
-	return values, err
+	return call(ctx, r, func(ctx context.Context, c conn) ([]string, error) { return c.nextSerial(ctx, name, n, params) })
 }
 
 func (r *remote) Explain(ctx context.Context, id int64) (Explanation, error) {
-	var ex Explanation
-	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		ex, err = c.explain(ctx, id)
-		return err
-	})
-	return ex, err
+	return call(ctx, r, func(ctx context.Context, c conn) (Explanation, error) { return c.explain(ctx, id) })
 }
 
 // strategy asks a node for key's strategy.
 func (r *remote) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
-	var s idforge.Strategy
-	err := r.do(ctx, func(ctx context.Context, c conn) (err error) {
-		s, err = c.strategy(ctx, key)
-		return err
-	})
-	return s, err
+	return call(ctx, r, func(ctx context.Context, c conn) (idforge.Strategy, error) { return c.strategy(ctx, key) })
 }
 
 func (r *remote) Key(key string) idforge.BatchGenerator { return keyGen{r, key} }

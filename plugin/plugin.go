@@ -184,13 +184,7 @@ func (ch *Chain) Run(ctx context.Context, c Call, draw func() ([]int64, error)) 
 	if ch.Empty() {
 		return draw()
 	}
-	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []int64) ([]int64, error), bool) {
-		a, ok := p.(Afterer)
-		if !ok {
-			return nil, false
-		}
-		return a.After, true
-	})
+	return run(ch, ctx, c, draw, afterStep(Afterer.After))
 }
 
 // RunStrings is Run for calls that issue strings: the After step is each
@@ -199,13 +193,7 @@ func (ch *Chain) RunStrings(ctx context.Context, c Call, draw func() ([]string, 
 	if ch.Empty() {
 		return draw()
 	}
-	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []string) ([]string, error), bool) {
-		a, ok := p.(StringAfterer)
-		if !ok {
-			return nil, false
-		}
-		return a.AfterStrings, true
-	})
+	return run(ch, ctx, c, draw, afterStep(StringAfterer.AfterStrings))
 }
 
 // RunRange is Run for a call that hands out the range draw claims: the
@@ -231,15 +219,9 @@ func (ch *Chain) RunRange(ctx context.Context, c Call, draw func() (idforge.Segm
 			return nil, err
 		}
 		return []idforge.Segment{seg}, nil
-	}, func(p Plugin) (func(context.Context, Call, []idforge.Segment) ([]idforge.Segment, error), bool) {
-		a, ok := p.(RangeAfterer)
-		if !ok {
-			return nil, false
-		}
-		return func(ctx context.Context, c Call, segs []idforge.Segment) ([]idforge.Segment, error) {
-			return segs, a.AfterRange(ctx, c, segs[0])
-		}, true
-	})
+	}, afterStep(func(a RangeAfterer, ctx context.Context, c Call, segs []idforge.Segment) ([]idforge.Segment, error) {
+		return segs, a.AfterRange(ctx, c, segs[0])
+	}))
 	if err != nil {
 		return idforge.Segment{}, err
 	}
@@ -278,6 +260,18 @@ func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error)
 		}
 	}
 	return ids, nil
+}
+
+// afterStep picks a plugin's After step for IDs of type T: step, a method
+// of the interface I, bound to the plugin, if the plugin implements I.
+func afterStep[I any, T any](step func(I, context.Context, Call, []T) ([]T, error)) func(Plugin) (func(context.Context, Call, []T) ([]T, error), bool) {
+	return func(p Plugin) (func(context.Context, Call, []T) ([]T, error), bool) {
+		a, ok := p.(I)
+		if !ok {
+			return nil, false
+		}
+		return func(ctx context.Context, c Call, ids []T) ([]T, error) { return step(a, ctx, c, ids) }, true
+	}
 }
 
 func (ch *Chain) onError(ctx context.Context, c Call, err error) {

@@ -1,6 +1,7 @@
 package segment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -80,12 +81,8 @@ func (s Settings) withDefaults() Settings {
 	if s.RetryMax < s.RetryMin {
 		s.RetryMax = max(DefaultRetryMax, s.RetryMin)
 	}
-	if s.Clock == nil {
-		s.Clock = idforge.SystemClock
-	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
+	s.Clock = cmp.Or(s.Clock, idforge.SystemClock)
+	s.Logger = cmp.Or(s.Logger, slog.Default())
 	return s
 }
 

@@ -1,6 +1,7 @@
 package sequence
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -227,15 +228,9 @@ func NewCounter(ctx context.Context, st CounterStore, s CounterSettings) (*Count
 		return bad("file ahead %d is negative", s.FileAhead)
 	}
 	c := &Counter{st: st, s: s, loc: s.Location, clock: s.Clock, ahead: s.FileAhead}
-	if c.loc == nil {
-		c.loc = time.UTC
-	}
-	if c.clock == nil {
-		c.clock = idforge.SystemClock
-	}
-	if c.ahead == 0 {
-		c.ahead = DefaultFileAhead
-	}
+	c.loc = cmp.Or(c.loc, time.UTC)
+	c.clock = cmp.Or(c.clock, idforge.SystemClock)
+	c.ahead = cmp.Or(c.ahead, DefaultFileAhead)
 
 	var fileMark Mark
 	if s.Dir != "" {

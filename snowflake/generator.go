@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -177,16 +178,10 @@ func New(s Settings) (*Generator, error) {
 		fence:      s.Fence,
 		quiet:      p.endTick - 1,
 	}
-	if g.clock == nil {
-		g.clock = idforge.SystemClock
-	}
+	g.clock = cmp.Or(g.clock, idforge.SystemClock)
 	g.system = g.clock == idforge.SystemClock
-	if g.log == nil {
-		g.log = slog.Default()
-	}
-	if g.maxBack == 0 {
-		g.maxBack = DefaultMaxBackwardWait
-	}
+	g.log = cmp.Or(g.log, slog.Default())
+	g.maxBack = cmp.Or(g.maxBack, DefaultMaxBackwardWait)
 	ahead := s.FenceAhead
 	switch {
 	case ahead < 0:

@@ -68,50 +68,26 @@ func parsePreset(name string, rest []string) (Layout, error) {
 	if err != nil {
 		return Layout{}, err
 	}
-	epochSet := false
+	seen := map[string]bool{}
 	for _, tok := range rest {
 		key, value, ok := splitKeyValue(tok)
 		if !ok || key != "epoch" {
 			return Layout{}, layoutErr("token %q: only epoch=… may follow a preset name", tok)
 		}
-		if epochSet {
-			return Layout{}, layoutErr("token %q: epoch given twice", tok)
-		}
-		if l.Epoch, err = parseEpoch(tok, value); err != nil {
+		if err := l.setting(seen, tok, key, value); err != nil {
 			return Layout{}, err
 		}
-		epochSet = true
 	}
 	return l, nil
 }
 
 func parseFull(tokens []string) (Layout, error) {
-	var (
-		l                 Layout
-		unitSet, epochSet bool
-		err               error
-	)
+	var l Layout
+	seen := map[string]bool{}
 	for _, tok := range tokens {
 		if key, value, ok := splitKeyValue(tok); ok {
-			switch key {
-			case "unit":
-				if unitSet {
-					return Layout{}, layoutErr("token %q: unit given twice", tok)
-				}
-				if l.Unit, err = parseUnit(tok, value); err != nil {
-					return Layout{}, err
-				}
-				unitSet = true
-			case "epoch":
-				if epochSet {
-					return Layout{}, layoutErr("token %q: epoch given twice", tok)
-				}
-				if l.Epoch, err = parseEpoch(tok, value); err != nil {
-					return Layout{}, err
-				}
-				epochSet = true
-			default:
-				return Layout{}, layoutErr("token %q: unknown setting %q (want unit=… or epoch=…)", tok, key)
+			if err := l.setting(seen, tok, key, value); err != nil {
+				return Layout{}, err
 			}
 			continue
 		}
@@ -121,13 +97,31 @@ func parseFull(tokens []string) (Layout, error) {
 		}
 		l.Fields = append(l.Fields, f)
 	}
-	if !unitSet {
+	if !seen["unit"] {
 		return Layout{}, layoutErr("no unit=… token (want unit=1ms, unit=10ms or unit=1s)")
 	}
-	if !epochSet {
+	if !seen["epoch"] {
 		return Layout{}, layoutErr("no epoch=… token (want Unix milliseconds or RFC 3339)")
 	}
 	return l, nil
+}
+
+// setting applies the token tok, key=value, to l. seen holds the settings
+// given so far: each may be given once.
+func (l *Layout) setting(seen map[string]bool, tok, key, value string) (err error) {
+	if seen[key] {
+		return layoutErr("token %q: %s given twice", tok, key)
+	}
+	switch key {
+	case "unit":
+		l.Unit, err = parseUnit(tok, value)
+	case "epoch":
+		l.Epoch, err = parseEpoch(tok, value)
+	default:
+		return layoutErr("token %q: unknown setting %q (want unit=… or epoch=…)", tok, key)
+	}
+	seen[key] = true
+	return err
 }
 
 func parseField(tok string) (Field, error) {

@@ -4,97 +4,50 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/idforge/idforge"
 )
 
-// presets builds each named layout afresh, so callers can never change a
-// shared Fields slice.
-var presets = map[string]func() Layout{
+// presets are the built-in layouts in the spec form ParseLayout reads;
+// preset builds each afresh, so callers can never change a shared Fields
+// slice.
+var presets = map[string]string{
 	// Twitter's original snowflake: 41 bits of milliseconds since
 	// 2010-11-04T01:42:54.657Z, 5 bits of datacenter, 5 of worker and 12
 	// of sequence. Runs out of time on 2080-07-10.
-	"twitter": func() Layout {
-		return Layout{
-			Name:  "twitter",
-			Unit:  time.Millisecond,
-			Epoch: time.UnixMilli(1288834974657).UTC(),
-			Fields: []Field{
-				{Kind: KindTime, Name: "time", Bits: 41},
-				{Kind: KindDatacenter, Name: "datacenter", Bits: 5},
-				{Kind: KindWorker, Name: "worker", Bits: 5},
-				{Kind: KindSequence, Name: "sequence", Bits: 12},
-			},
-		}
-	},
+	"twitter": "time:41,datacenter:5,worker:5,sequence:12,unit=1ms,epoch=1288834974657",
 	// Sony's sonyflake: 39 bits of 10 ms since 2014-09-01, then 8 bits of
 	// sequence above 16 bits of machine ID. Runs out of time in 2188.
-	"sonyflake": func() Layout {
-		return Layout{
-			Name:  "sonyflake",
-			Unit:  10 * time.Millisecond,
-			Epoch: time.Date(2014, 9, 1, 0, 0, 0, 0, time.UTC),
-			Fields: []Field{
-				{Kind: KindTime, Name: "time", Bits: 39},
-				{Kind: KindSequence, Name: "sequence", Bits: 8},
-				{Kind: KindWorker, Name: "worker", Bits: 16},
-			},
-		}
-	},
-	// Vesta's "max peak" type (type 0): seconds with a 20-bit sequence,
-	// about a million IDs per second per machine. The top bit of a Vesta
-	// ID is its version, which must be 0 here. Runs out of time in 2049.
-	"vesta-max-peak": func() Layout {
-		return Layout{
-			Name:  "vesta-max-peak",
-			Unit:  time.Second,
-			Epoch: time.UnixMilli(vestaEpochMs).UTC(),
-			Fields: []Field{
-				{Kind: KindFixed, Name: "type", Bits: 1, Value: 0},
-				{Kind: KindFixed, Name: "method", Bits: 2, Value: 0},
-				{Kind: KindTime, Name: "time", Bits: 30},
-				{Kind: KindSequence, Name: "sequence", Bits: 20},
-				{Kind: KindWorker, Name: "worker", Bits: 10},
-			},
-		}
-	},
+	"sonyflake": "time:39,sequence:8,worker:16,unit=10ms,epoch=2014-09-01T00:00:00Z",
+	// Vesta's "max peak" type (type 0): seconds since Vesta's EPOCH with a
+	// 20-bit sequence, about a million IDs per second per machine. The
+	// top bit of a Vesta ID is its version, which must be 0 here. Runs
+	// out of time in 2049.
+	"vesta-max-peak": "type:1=0,method:2=0,time:30,sequence:20,worker:10,unit=1s,epoch=2015-01-01T00:00:00+08:00",
 	// Vesta's "min granularity" type (type 1): milliseconds with a 10-bit
 	// sequence. Runs out of time in 2049.
-	"vesta-min-granularity": func() Layout {
-		return Layout{
-			Name:  "vesta-min-granularity",
-			Unit:  time.Millisecond,
-			Epoch: time.UnixMilli(vestaEpochMs).UTC(),
-			Fields: []Field{
-				{Kind: KindFixed, Name: "type", Bits: 1, Value: 1},
-				{Kind: KindFixed, Name: "method", Bits: 2, Value: 0},
-				{Kind: KindTime, Name: "time", Bits: 40},
-				{Kind: KindSequence, Name: "sequence", Bits: 10},
-				{Kind: KindWorker, Name: "worker", Bits: 10},
-			},
-		}
-	},
+	"vesta-min-granularity": "type:1=1,method:2=0,time:40,sequence:10,worker:10,unit=1ms,epoch=2015-01-01T00:00:00+08:00",
 	// IDs that JavaScript numbers hold exactly: the top 10 bits stay 0, so
 	// every ID is below 2^53. 38 bits of 10 ms since 2024-01-01 (until
 	// 2111), 7 bits of worker, 8 of sequence (25,600 IDs/s per worker).
-	"js-safe": func() Layout {
-		return Layout{
-			Name:  "js-safe",
-			Unit:  10 * time.Millisecond,
-			Epoch: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC),
-			Fields: []Field{
-				{Kind: KindFixed, Name: "reserved", Bits: 10, Value: 0},
-				{Kind: KindTime, Name: "time", Bits: 38},
-				{Kind: KindWorker, Name: "worker", Bits: 7},
-				{Kind: KindSequence, Name: "sequence", Bits: 8},
-			},
-		}
-	},
+	"js-safe": "reserved:10=0,time:38,worker:7,sequence:8,unit=10ms,epoch=2024-01-01T00:00:00Z",
 }
 
-// vestaEpochMs is Vesta's EPOCH, 2015-01-01T00:00:00+08:00.
-const vestaEpochMs = 1420041600000
+// preset builds the named built-in layout from its spec; ok is false for
+// an unknown name. A spec above that does not parse is a bug, which
+// TestPresets catches, so it panics.
+func preset(name string) (l Layout, ok bool) {
+	spec, ok := presets[name]
+	if !ok {
+		return Layout{}, false
+	}
+	l, err := parseFull(strings.Split(spec, ","))
+	if err != nil {
+		panic(fmt.Sprintf("snowflake: built-in preset %s: %v", name, err))
+	}
+	l.Name = name
+	return l, true
+}
 
 // Preset returns the named built-in layout. The names are listed by
 // Presets:
@@ -114,11 +67,11 @@ const vestaEpochMs = 1420041600000
 //
 // An unknown name returns an error wrapping idforge.ErrInvalidLayout.
 func Preset(name string) (Layout, error) {
-	mk, ok := presets[name]
+	l, ok := preset(name)
 	if !ok {
 		return Layout{}, fmt.Errorf("%w: unknown preset %q (known: %s)", idforge.ErrInvalidLayout, name, strings.Join(Presets(), ", "))
 	}
-	return mk(), nil
+	return l, nil
 }
 
 // Presets returns the names of the built-in layouts, sorted.
@@ -134,8 +87,8 @@ func Presets() []string {
 // presetNameOf returns the name of the preset l is exactly (Equal to), or
 // "custom".
 func presetNameOf(l Layout) string {
-	for name, mk := range presets {
-		if l.Equal(mk()) {
+	for name := range presets {
+		if p, _ := preset(name); l.Equal(p) {
 			return name
 		}
 	}

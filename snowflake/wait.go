@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"time"
+
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // Waiting for the next tick. On Linux (measured on the development
@@ -26,7 +28,7 @@ const (
 func preciseSleep(ctx context.Context, d time.Duration) error {
 	deadline := time.Now().Add(d)
 	if d > coarseMargin+time.Millisecond {
-		if err := sleepCtx(ctx, d-coarseMargin); err != nil {
+		if err := wait.For(ctx, d-coarseMargin); err != nil {
 			return err
 		}
 	}
@@ -37,20 +39,4 @@ func preciseSleep(ctx context.Context, d time.Duration) error {
 		runtime.Gosched()
 	}
 	return ctx.Err()
-}
-
-// sleepCtx sleeps for d or until ctx is done.
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if ctx.Done() == nil {
-		time.Sleep(d)
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 )
 
 // RenewalConfig describes a worker ID held at a coordinator for a limited
@@ -86,24 +88,14 @@ func (cfg RenewalConfig) withDefaults() RenewalConfig {
 	if cfg.Interval <= 0 {
 		cfg.Interval = cfg.TTL / 3
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = idforge.SystemClock
-	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Clock = cmp.Or(cfg.Clock, idforge.SystemClock)
 	return cfg
 }
 
 // extend moves ValidUntil to sent+TTL−Margin, never backwards.
 func (r *Renewal) extend(sent time.Time) {
-	until := sent.Add(r.cfg.TTL - r.cfg.Margin).UnixNano()
-	for {
-		old := r.validUntil.Load()
-		if until <= old || r.validUntil.CompareAndSwap(old, until) {
-			return
-		}
-	}
+	atomicmax.Raise(&r.validUntil, sent.Add(r.cfg.TTL-r.cfg.Margin).UnixNano())
 }
 
 func (r *Renewal) loop() {
@@ -181,15 +173,7 @@ func (r *Renewal) LastTime() time.Time { return r.cfg.LastTime }
 
 // Report records the newest time this node issued at, for the next
 // renewal to store at the coordinator.
-func (r *Renewal) Report(t time.Time) {
-	ms := t.UnixMilli()
-	for {
-		old := r.reported.Load()
-		if ms <= old || r.reported.CompareAndSwap(old, ms) {
-			return
-		}
-	}
-}
+func (r *Renewal) Report(t time.Time) { atomicmax.Raise(&r.reported, t.UnixMilli()) }
 
 // LastReported returns the newest time reported, zero when none.
 func (r *Renewal) LastReported() time.Time {

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -24,7 +25,7 @@ type ResumeConfig struct {
 	// Cause is the error with which the coordinator failed.
 	Cause error
 	// Cache is the provider's cache; nil when it keeps none, and NoCache
-	// says why ("no data directory for a cache").
+	// says why. Default "no data directory for a cache".
 	Cache   *Cache
 	NoCache string
 	// Max is the largest worker ID the caller asked for.
@@ -57,15 +58,10 @@ type ResumeConfig struct {
 // idforge.ErrUnavailable and Cause that says why no cached ID can be used
 // (wrapping ErrNoCache when there was no usable entry).
 func Resume(cfg ResumeConfig) (Lease, error) {
-	if cfg.Failure == "" {
-		cfg.Failure = "is unreachable"
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.Default()
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = idforge.SystemClock
-	}
+	cfg.Failure = cmp.Or(cfg.Failure, "is unreachable")
+	cfg.NoCache = cmp.Or(cfg.NoCache, "no data directory for a cache")
+	cfg.Logger = cmp.Or(cfg.Logger, slog.Default())
+	cfg.Clock = cmp.Or(cfg.Clock, idforge.SystemClock)
 	fail := func(why error) (Lease, error) {
 		return nil, fmt.Errorf("%w: %s at %s %s: %w; no cached worker ID can be used: %w",
 			idforge.ErrUnavailable, cfg.Coordinator, cfg.Where, cfg.Failure, cfg.Cause, why)

@@ -23,6 +23,7 @@
 package worker
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -80,12 +81,8 @@ type Options struct {
 // a nil Logger and idforge.SystemClock for a nil Clock. Open applies it
 // before calling an Opener; providers built directly apply it too.
 func (o Options) WithDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Clock == nil {
-		o.Clock = idforge.SystemClock
-	}
+	o.Logger = cmp.Or(o.Logger, slog.Default())
+	o.Clock = cmp.Or(o.Clock, idforge.SystemClock)
 	return o
 }
 

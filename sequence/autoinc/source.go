@@ -1,6 +1,7 @@
 package autoinc
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
@@ -93,9 +95,7 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 	if n < 1 || n > MaxTables || n&(n-1) != 0 {
 		return nil, fmt.Errorf("%w: autoinc source: %d tables; want a power of two from 1 to %d", idforge.ErrInvalidArgument, n, MaxTables)
 	}
-	if cfg.Rescue == 0 {
-		cfg.Rescue = DefaultRescue
-	}
+	cfg.Rescue = cmp.Or(cfg.Rescue, DefaultRescue)
 	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New(n, cfg.Rescue)}
 	// Not 1 << (63-n): with one table that overflows to a negative limit.
 	s.maxID = math.MaxInt64 >> s.bits
@@ -169,7 +169,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 			return fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
 				sequence.ErrCounterLost, t.name, t.db.Where, id, floor)
 		}
-		t.advance(id)
+		atomicmax.Raise(&t.seen, id)
 		v = id<<s.bits | int64(i)
 		return nil
 	})
@@ -180,16 +180,6 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: autoinc source: %w", idforge.ErrUnavailable, err)
 	}
 	return v, nil
-}
-
-// advance raises seen to id.
-func (t *table) advance(id int64) {
-	for {
-		old := t.seen.Load()
-		if id <= old || t.seen.CompareAndSwap(old, id) {
-			return
-		}
-	}
 }
 
 func (t *table) next(ctx context.Context) (int64, error) {
@@ -227,14 +217,7 @@ func (s *Source) Close() error {
 //
 // It is idempotent.
 func Migrate(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: autoinc: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: autoinc: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrate(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "autoinc", table, migrate)
 }
 
 func migrate(ctx context.Context, db *sqldb.DB, table string) error {

@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -78,21 +79,11 @@ func (o BalancedOptions) withDefaults(n int) (BalancedOptions, error) {
 	if o.Names != nil && len(o.Names) != n {
 		return o, fmt.Errorf("%w: compose: balanced: %d names for %d sources", idforge.ErrInvalidArgument, len(o.Names), n)
 	}
-	if o.RescueAfter == 0 {
-		o.RescueAfter = DefaultRescueAfter
-	}
-	if o.SlowThreshold == 0 {
-		o.SlowThreshold = DefaultSlowThreshold
-	}
-	if o.SlowCount == 0 {
-		o.SlowCount = DefaultSlowCount
-	}
-	if o.SlowWindow == 0 {
-		o.SlowWindow = DefaultSlowWindow
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.RescueAfter = cmp.Or(o.RescueAfter, DefaultRescueAfter)
+	o.SlowThreshold = cmp.Or(o.SlowThreshold, DefaultSlowThreshold)
+	o.SlowCount = cmp.Or(o.SlowCount, DefaultSlowCount)
+	o.SlowWindow = cmp.Or(o.SlowWindow, DefaultSlowWindow)
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	return o, nil
 }
 

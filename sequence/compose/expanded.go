@@ -1,6 +1,7 @@
 package compose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -69,21 +70,11 @@ type ExpandedOptions struct {
 }
 
 func (o ExpandedOptions) withDefaults() (ExpandedOptions, error) {
-	if o.MemoryBits == 0 {
-		o.MemoryBits = DefaultMemoryBits
-	}
-	if o.Ahead == 0 {
-		o.Ahead = DefaultAhead
-	}
-	if o.MaxQueued == 0 {
-		o.MaxQueued = DefaultMaxQueued
-	}
-	if o.Fetchers == 0 {
-		o.Fetchers = DefaultFetchers
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
+	o.MemoryBits = cmp.Or(o.MemoryBits, DefaultMemoryBits)
+	o.Ahead = cmp.Or(o.Ahead, DefaultAhead)
+	o.MaxQueued = cmp.Or(o.MaxQueued, DefaultMaxQueued)
+	o.Fetchers = cmp.Or(o.Fetchers, DefaultFetchers)
+	o.Logger = cmp.Or(o.Logger, slog.Default())
 	switch {
 	case o.MemoryBits < 1 || o.MemoryBits > MaxMemoryBits:
 		return o, fmt.Errorf("%w: compose: expanded: %d memory bits; want 1 to %d", idforge.ErrInvalidArgument, o.MemoryBits, MaxMemoryBits)

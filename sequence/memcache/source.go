@@ -1,6 +1,7 @@
 package memcache
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -66,9 +67,7 @@ func NewSource(ctx context.Context, client *gomemcache.Client, cfg SourceConfig)
 		return nil, fmt.Errorf("%w: memcache source: key %q is empty, longer than 250 bytes or has spaces or control characters",
 			idforge.ErrInvalidArgument, cfg.Key)
 	}
-	if cfg.Start == 0 {
-		cfg.Start = 1
-	}
+	cfg.Start = cmp.Or(cfg.Start, 1)
 	if cfg.Start < 1 {
 		return nil, fmt.Errorf("%w: memcache source %q: start %d is below 1", idforge.ErrInvalidArgument, cfg.Key, cfg.Start)
 	}

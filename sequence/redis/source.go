@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -62,9 +64,7 @@ func NewSource(ctx context.Context, client goredis.UniversalClient, cfg SourceCo
 	if cfg.Key == "" {
 		return nil, fmt.Errorf("%w: redis source: empty key", idforge.ErrInvalidArgument)
 	}
-	if cfg.Start == 0 {
-		cfg.Start = 1
-	}
+	cfg.Start = cmp.Or(cfg.Start, 1)
 	if cfg.Start < 1 {
 		return nil, fmt.Errorf("%w: redis source %q: start %d is below 1", idforge.ErrInvalidArgument, cfg.Key, cfg.Start)
 	}
@@ -118,12 +118,8 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: %w: redis source %q: INCR answered %d, but the key held %d before: it went back (restored or failed over to a stale copy); re-create it above every value issued",
 			sequence.ErrCounterLost, idforge.ErrUnavailable, s.key, v, floor)
 	}
-	for {
-		cur := s.seen.Load()
-		if v <= cur || s.seen.CompareAndSwap(cur, v) {
-			return v, nil
-		}
-	}
+	atomicmax.Raise(&s.seen, v)
+	return v, nil
 }
 
 // Close closes the client if the source opened it (Open). It is idempotent.

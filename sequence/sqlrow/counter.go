@@ -1,6 +1,7 @@
 package sqlrow
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,9 +55,7 @@ func NewCounterStore(db *sql.DB, cfg CounterStoreConfig) (*CounterStore, error) 
 }
 
 func newCounterStore(db *sqldb.DB, cfg CounterStoreConfig) (*CounterStore, error) {
-	if cfg.Table == "" {
-		cfg.Table = DefaultCounterTable
-	}
+	cfg.Table = cmp.Or(cfg.Table, DefaultCounterTable)
 	if !sqldb.ValidIdent(cfg.Table) {
 		return nil, fmt.Errorf("%w: sqlrow counter store: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, cfg.Table)
 	}
@@ -174,22 +173,9 @@ func (s *CounterStore) Close() error { return s.db.Close() }
 // period holds the stamp of the period counted in (see
 // sequence.Period.Stamp) and n the count. It is idempotent.
 func MigrateCounter(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: sqlrow: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: sqlrow: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrateCounter(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateCounter)
 }
 
 func migrateCounter(ctx context.Context, db *sqldb.DB, table string) error {
-	q := "CREATE TABLE IF NOT EXISTS " + db.Quote(table) + " (name varchar(128) PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL)"
-	if db.Dialect == sqldb.MySQL {
-		q = "CREATE TABLE IF NOT EXISTS " + db.Quote(table) +
-			" (name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL) ENGINE=InnoDB"
-	}
-	_, err := db.ExecContext(ctx, q)
-	return err
+	return createNamed(ctx, db, table, "period bigint NOT NULL, n bigint NOT NULL")
 }

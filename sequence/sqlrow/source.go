@@ -1,6 +1,7 @@
 package sqlrow
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
@@ -63,12 +65,8 @@ func NewSource(ctx context.Context, db *sql.DB, cfg SourceConfig) (*Source, erro
 
 // check fills in the defaults and validates.
 func (cfg *SourceConfig) check() error {
-	if cfg.Table == "" {
-		cfg.Table = DefaultSourceTable
-	}
-	if cfg.Start == 0 {
-		cfg.Start = 1
-	}
+	cfg.Table = cmp.Or(cfg.Table, DefaultSourceTable)
+	cfg.Start = cmp.Or(cfg.Start, 1)
 	switch err := idforge.ValidateKeyName(cfg.Name); {
 	case err != nil:
 		return fmt.Errorf("sqlrow source: name: %w", err)
@@ -169,12 +167,8 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("%w: %w: sqlrow source %q: the row answered %d, but held %d before: it went back (restored from a backup?); set it above every value issued",
 			sequence.ErrCounterLost, idforge.ErrUnavailable, s.name, v, floor)
 	}
-	for {
-		cur := s.seen.Load()
-		if v <= cur || s.seen.CompareAndSwap(cur, v) {
-			return v, nil
-		}
-	}
+	atomicmax.Raise(&s.seen, v)
+	return v, nil
 }
 
 // why explains an UPDATE that changed no row.
@@ -209,22 +203,21 @@ func (s *Source) Close() error {
 //
 // (names compare byte for byte on MySQL: utf8mb4_bin). It is idempotent.
 func MigrateSource(ctx context.Context, db *sql.DB, table string) error {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return fmt.Errorf("%w: sqlrow: %v", idforge.ErrInvalidArgument, err)
-	}
-	if !sqldb.ValidIdent(table) {
-		return fmt.Errorf("%w: sqlrow: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
-	}
-	return migrateSource(ctx, d, table)
+	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateSource)
 }
 
 func migrateSource(ctx context.Context, db *sqldb.DB, table string) error {
-	q := "CREATE TABLE IF NOT EXISTS " + db.Quote(table) + " (name varchar(128) PRIMARY KEY, current_value bigint NOT NULL)"
+	return createNamed(ctx, db, table, "current_value bigint NOT NULL")
+}
+
+// createNamed creates table if it is missing, keyed by a name of up to
+// 128 characters (compared byte for byte on MySQL: utf8mb4_bin), with the
+// further columns cols: the one shape of sqlrow's tables.
+func createNamed(ctx context.Context, db *sqldb.DB, table, cols string) error {
+	name, engine := "name varchar(128) PRIMARY KEY", ""
 	if db.Dialect == sqldb.MySQL {
-		q = "CREATE TABLE IF NOT EXISTS " + db.Quote(table) +
-			" (name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY, current_value bigint NOT NULL) ENGINE=InnoDB"
+		name, engine = "name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY", " ENGINE=InnoDB"
 	}
-	_, err := db.ExecContext(ctx, q)
+	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+engine)
 	return err
 }

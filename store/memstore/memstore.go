@@ -8,8 +8,9 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,46 +124,18 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	if _, ok := s.keys[k.Name]; ok {
-		return fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)
-	}
 	k.Updated = time.Now()
-	s.keys[k.Name] = k
-	return nil
+	return put(s, s.keys, "", k.Name, k)
 }
 
 // Key implements idforge.KeyStore.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return idforge.Key{}, err
-	}
-	k, ok := s.keys[name]
-	if !ok {
-		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
-	}
-	return k, nil
+	return get(s, s.keys, "", name)
 }
 
 // Keys implements idforge.KeyStore.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	out := make([]idforge.Key, 0, len(s.keys))
-	for _, k := range s.keys {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return list(s, s.keys)
 }
 
 // CreateSerial implements idforge.SerialStore.
@@ -170,45 +143,63 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
+	def.Updated = time.Now()
+	return put(s, s.serials, "serial ", def.Name, def)
+}
+
+// Serial implements idforge.SerialStore.
+func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
+	return get(s, s.serials, "serial ", name)
+}
+
+// Serials implements idforge.SerialStore.
+func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	return list(s, s.serials)
+}
+
+// put sets m[name], m being s.keys or s.serials, under the lock, unless
+// name is taken; what ("serial ") comes before the name in the error.
+func put[T any](s *Store, m map[string]T, what, name string, v T) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return err
 	}
-	if _, ok := s.serials[def.Name]; ok {
-		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
+	if _, ok := m[name]; ok {
+		return fmt.Errorf("%w: %s%q", idforge.ErrKeyExists, what, name)
 	}
-	def.Updated = time.Now()
-	s.serials[def.Name] = def
+	m[name] = v
 	return nil
 }
 
-// Serial implements idforge.SerialStore.
-func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
+// get reads m[name] under the lock, as put; what comes before the name
+// in the error for a missing one.
+func get[T any](s *Store, m map[string]T, what, name string) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var v T
 	if err := s.check(); err != nil {
-		return idforge.Serial{}, err
+		return v, err
 	}
-	def, ok := s.serials[name]
+	v, ok := m[name]
 	if !ok {
-		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
+		return v, fmt.Errorf("%w: %s%q", idforge.ErrUnknownKey, what, name)
 	}
-	return def, nil
+	return v, nil
 }
 
-// Serials implements idforge.SerialStore.
-func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+// list returns the values of m, s.keys or s.serials, under the lock and
+// sorted by name (map keys are the names).
+func list[T any](s *Store, m map[string]T) ([]T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return nil, err
 	}
-	out := make([]idforge.Serial, 0, len(s.serials))
-	for _, d := range s.serials {
-		out = append(out, d)
+	out := make([]T, 0, len(m))
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[name])
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
 }
 

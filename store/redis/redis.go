@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -156,10 +157,10 @@ func New(cfg Config) (*Store, error) {
 		retryAfter: cfg.RetryAfter,
 		log:        cfg.Logger,
 	}
-	orDefault(&s.prefix, DefaultPrefix)
-	orDefault(&s.factor, DefaultFactor)
-	orDefault(&s.retryAfter, DefaultRetryAfter)
-	orDefault(&s.log, slog.Default())
+	s.prefix = cmp.Or(s.prefix, DefaultPrefix)
+	s.factor = cmp.Or(s.factor, DefaultFactor)
+	s.retryAfter = cmp.Or(s.retryAfter, DefaultRetryAfter)
+	s.log = cmp.Or(s.log, slog.Default())
 	s.aheadCtx, s.aheadStop = context.WithCancel(context.Background())
 	return s, nil
 }
@@ -297,13 +298,4 @@ func (s *Store) reserveSize(n int64) int64 {
 		r = n * s.factor
 	}
 	return max(r, s.reserve)
-}
-
-// orDefault sets *v to def when it is zero, as a Config field or a
-// go-redis option left unset.
-func orDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
 }

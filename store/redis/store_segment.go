@@ -13,6 +13,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // redisError marks a failure to use Redis, as opposed to a database error
@@ -200,7 +202,7 @@ func (s *Store) refill(ctx context.Context, key string, step int64, ks *keyState
 		if locked || time.Now().After(waitUntil) {
 			break
 		}
-		if err := sleep(ctx, lockPoll); err != nil {
+		if err := wait.For(ctx, lockPoll); err != nil {
 			return idforge.Segment{}, false, fmt.Errorf("redisseg: claim segment for key %q: %w", key, err)
 		}
 		if r, err = s.runClaim(ctx, key, step, ks.floor.Load()); err != nil {
@@ -314,7 +316,7 @@ func (s *Store) direct(ctx context.Context, key string, step int64, why string) 
 		return idforge.Segment{}, s.dbError(ctx, key, err, why+" and so did the database")
 	}
 	s.stats.direct.Add(1)
-	raise(&s.state(key).floor, seg.End)
+	atomicmax.Raise(&s.state(key).floor, seg.End)
 	return seg, nil
 }
 
@@ -522,34 +524,9 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	return done, nil
 }
 
-// raise sets v to n if n is larger.
-func raise(v interface {
-	Load() int64
-	CompareAndSwap(old, new int64) bool
-}, n int64) {
-	for {
-		old := v.Load()
-		if n <= old || v.CompareAndSwap(old, n) {
-			return
-		}
-	}
-}
-
 // newToken returns a random refill-lock token.
 func newToken() string {
 	var b [12]byte
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// sleep waits d or until ctx ends, returning ctx's error then.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

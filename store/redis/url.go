@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"net/url"
@@ -111,11 +112,11 @@ func parseURL(u *url.URL) (urlConfig, error) {
 		return urlConfig{}, q.Errorf("%v", err)
 	}
 	o := p.redis
-	orDefault(&o.DialTimeout, urlDialTimeout)
-	orDefault(&o.ReadTimeout, urlReadTimeout)
-	orDefault(&o.WriteTimeout, urlWriteTimeout)
-	orDefault(&o.MaxRetries, urlMaxRetries)
-	orDefault(&o.DialerRetries, urlDialRetries)
+	o.DialTimeout = cmp.Or(o.DialTimeout, urlDialTimeout)
+	o.ReadTimeout = cmp.Or(o.ReadTimeout, urlReadTimeout)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, urlWriteTimeout)
+	o.MaxRetries = cmp.Or(o.MaxRetries, urlMaxRetries)
+	o.DialerRetries = cmp.Or(o.DialerRetries, urlDialRetries)
 	o.ContextTimeoutEnabled = true
 	return p, nil
 }

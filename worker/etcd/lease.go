@@ -99,7 +99,6 @@ func (p *Provider) resume(cli *clientv3.Client, max int64, cause error) (worker.
 		Where:       p.where(),
 		Cause:       cause,
 		Cache:       p.cache,
-		NoCache:     "no data directory for a cache",
 		Max:         max,
 		Then:        "it is claimed again once etcd answers",
 		Renewal: func(id int64) worker.RenewalConfig {
@@ -172,13 +171,9 @@ func (c *claim) claim(ctx context.Context, max int64) (last time.Time, retaken b
 			revs[n], leases[n] = kv.ModRevision, kv.Lease
 		}
 	}
-	value := c.value()
 	// The same owner is the same node restarting: take its ID back.
 	for _, n := range mine {
-		t, err := c.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.ModRevision(p.idKey(n)), "=", revs[n])).
-			Then(clientv3.OpPut(p.idKey(n), value, clientv3.WithLease(c.lease)), clientv3.OpGet(p.lastKey(n))).
-			Commit()
+		t, err := c.bind(ctx, n, clientv3.Compare(clientv3.ModRevision(p.idKey(n)), "=", revs[n]))
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("etcd at %s: taking back worker ID %d: %w", p.where(), n, err)
 		}
@@ -195,10 +190,7 @@ func (c *claim) claim(ctx context.Context, max int64) (last time.Time, retaken b
 		if taken[n] {
 			continue
 		}
-		t, err := c.cli.Txn(ctx).
-			If(clientv3.Compare(clientv3.CreateRevision(p.idKey(n)), "=", 0)).
-			Then(clientv3.OpPut(p.idKey(n), value, clientv3.WithLease(c.lease)), clientv3.OpGet(p.lastKey(n))).
-			Commit()
+		t, err := c.bind(ctx, n, clientv3.Compare(clientv3.CreateRevision(p.idKey(n)), "=", 0))
 		if err != nil {
 			return time.Time{}, false, fmt.Errorf("etcd at %s: claiming worker ID %d: %w", p.where(), n, err)
 		}
@@ -210,6 +202,14 @@ func (c *claim) claim(ctx context.Context, max int64) (last time.Time, retaken b
 	}
 	return time.Time{}, false, fmt.Errorf("%w: all %d worker IDs under etcd prefix %s are taken (0..%d); a stopped node's ID frees when its lease of up to %s expires",
 		idforge.ErrWorkersExhausted, max+1, p.prefix, max, p.ttl)
+}
+
+// bind binds ID n's key to c.lease if cmp holds, and reads n's last time
+// in the same transaction.
+func (c *claim) bind(ctx context.Context, n int64, cmp clientv3.Cmp) (*clientv3.TxnResponse, error) {
+	return c.cli.Txn(ctx).If(cmp).
+		Then(clientv3.OpPut(c.p.idKey(n), c.value(), clientv3.WithLease(c.lease)), clientv3.OpGet(c.p.lastKey(n))).
+		Commit()
 }
 
 func (c *claim) value() string {

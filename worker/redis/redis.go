@@ -1,13 +1,11 @@
 package redis
 
 import (
+	"cmp"
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -15,6 +13,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
+	"github.com/idforge/idforge/worker/internal/holder"
 )
 
 // Defaults for the Config fields left zero.
@@ -53,21 +52,11 @@ type Config struct {
 // concurrent use. Create it with New (or worker.Open with a redis:// URL)
 // and Close it after releasing its leases.
 type Provider struct {
-	client  goredis.UniversalClient
-	owns    bool // Close closes client
-	prefix  string
-	base    string // "{prefix}:"
-	ttl     time.Duration
-	margin  time.Duration
-	timeout time.Duration
-	name    string
-	owner   string
-	log     *slog.Logger
-	clock   idforge.Clock
-	cache   *worker.Cache // nil without a data directory or a Name
-
-	closeOnce sync.Once
-	closeErr  error
+	held   holder.Holder
+	client goredis.UniversalClient
+	owns   bool // Close closes client
+	prefix string
+	base   string // "{prefix}:"
 }
 
 var (
@@ -88,23 +77,14 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 	if cfg.Client == nil {
 		return bad("no client")
 	}
-	if cfg.Prefix == "" {
-		cfg.Prefix = DefaultPrefix
-	}
+	cfg.Prefix = cmp.Or(cfg.Prefix, DefaultPrefix)
 	if strings.ContainsAny(cfg.Prefix, "{}") {
 		return bad("prefix %q contains '{' or '}'; the provider adds the hash tag itself", cfg.Prefix)
 	}
-	if cfg.TTL == 0 {
-		cfg.TTL = DefaultTTL
-	}
-	if cfg.TTL < time.Millisecond {
+	if cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL); cfg.TTL < time.Millisecond {
 		return bad("ttl %s is below 1ms", cfg.TTL)
 	}
-	cfg.TTL = cfg.TTL.Truncate(time.Millisecond)
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Timeout < 0 {
+	if cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout); cfg.Timeout < 0 {
 		return bad("negative timeout %s", cfg.Timeout)
 	}
 	known := true
@@ -112,25 +92,21 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 		cfg.Name, known = describeClient(cfg.Client)
 		cfg.Name += "?prefix=" + cfg.Prefix
 	}
-	opts = opts.WithDefaults()
-	if opts.Owner == "" {
-		opts.Owner = coord.ProcessOwner()
+	p := &Provider{client: cfg.Client, prefix: cfg.Prefix, base: "{" + cfg.Prefix + "}:"}
+	p.held = holder.Holder{
+		Who:     "redis worker",
+		Name:    cfg.Name,
+		TTL:     cfg.TTL.Truncate(time.Millisecond),
+		Timeout: cfg.Timeout,
+		Renew:   p.renew,
+		Release: p.release,
+		Resume: worker.ResumeConfig{
+			Coordinator: "Redis",
+			NoCache:     "none is kept without a data directory (and, for a client given to New, a Config.Name)",
+			Then:        "a renewal re-establishes its key once Redis answers",
+		},
 	}
-	p := &Provider{
-		client:  cfg.Client,
-		prefix:  cfg.Prefix,
-		base:    "{" + cfg.Prefix + "}:",
-		ttl:     cfg.TTL,
-		margin:  cfg.TTL / 3,
-		timeout: cfg.Timeout,
-		name:    cfg.Name,
-		owner:   opts.Owner,
-		log:     opts.Logger,
-		clock:   opts.Clock,
-	}
-	if opts.DataDir != "" && known {
-		p.cache = worker.NewCache(opts.DataDir, p.name, p.owner)
-	}
+	p.held.Start(opts, known)
 	return p, nil
 }
 
@@ -149,19 +125,19 @@ func describeClient(c goredis.UniversalClient) (name string, ok bool) {
 
 // Describe says where worker IDs come from, for logs.
 func (p *Provider) Describe() string {
-	return fmt.Sprintf("Redis worker IDs at %s (keys %sid:N, TTL %s)", p.name, p.base, p.ttl)
+	return fmt.Sprintf("Redis worker IDs at %s (keys %sid:N, TTL %s)", p.held.Name, p.base, p.held.TTL)
 }
 
 // Close closes the Redis client if the Provider opened it (from a URL).
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	p.closeOnce.Do(func() {
-		if p.owns {
-			p.closeErr = p.client.Close()
+	return p.held.Close(func() error {
+		if !p.owns {
+			return nil
 		}
+		return p.client.Close()
 	})
-	return p.closeErr
 }
 
 func (p *Provider) key(kind string, id int64) string {
@@ -181,44 +157,23 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	if max < 0 {
 		return nil, fmt.Errorf("%w: redis worker: max worker ID %d is negative", idforge.ErrInvalidArgument, max)
 	}
-	sent := p.clock.Now()
-	cctx, cancel := context.WithTimeout(ctx, p.timeout)
-	res, err := acquireScript.Run(cctx, p.client, []string{p.key("id", 0)},
-		p.base, p.owner, max, p.ttl.Milliseconds()).Slice()
-	cancel()
-	if err == nil {
-		var id, last int64
-		if id, last, err = parseAcquire(res); err == nil {
-			if id < 0 {
-				return nil, fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",
-					idforge.ErrWorkersExhausted, max+1, max, p.prefix)
-			}
-			rc := p.renewal(id)
-			rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
-			l := worker.StartRenewal(rc)
-			p.cache.SaveLease(l, p.log)
-			p.log.Debug("redis worker: worker ID acquired", "worker", id, "owner", p.owner, "coordinator", p.name)
-			return l, nil
-		}
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("redis worker: acquire at %s: %w", p.name, err)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %s: %w", p.timeout, err)
-	}
-	return worker.Resume(worker.ResumeConfig{
-		Coordinator: "Redis",
-		Where:       p.name,
-		Cause:       err,
-		Cache:       p.cache,
-		NoCache:     "none is kept without a data directory (and, for a client given to New, a Config.Name)",
-		Max:         max,
-		Then:        "a renewal re-establishes its key once Redis answers",
-		Renewal:     p.renewal,
-		Logger:      p.log,
-		Clock:       p.clock,
+	return p.held.Acquire(ctx, max, p.claim, func() error {
+		return fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",
+			idforge.ErrWorkersExhausted, max+1, max, p.prefix)
 	})
+}
+
+// claim runs the acquire script: the ID this owner holds, else the lowest
+// free one, else −1.
+func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err error) {
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
+	defer cancel()
+	res, err := acquireScript.Run(ctx, p.client, []string{p.key("id", 0)},
+		p.base, p.held.Owner, max, p.held.TTL.Milliseconds()).Slice()
+	if err != nil {
+		return 0, 0, err
+	}
+	return parseAcquire(res)
 }
 
 // parseAcquire decodes acquireScript's {id, last}.
@@ -235,47 +190,35 @@ func parseAcquire(res []any) (id, last int64, err error) {
 	return 0, 0, fmt.Errorf("unexpected reply %v from the acquire script", res)
 }
 
-// renewal describes the lease on id, but for when it was acquired and the
-// time recorded for it.
-func (p *Provider) renewal(id int64) worker.RenewalConfig {
-	idKey, lastKey := p.key("id", id), p.key("last", id)
-	return worker.RenewalConfig{
-		ID:     id,
-		TTL:    p.ttl,
-		Margin: p.margin,
-		Cache:  p.cache,
-		Logger: p.log,
-		Clock:  p.clock,
-		Renew: func(ctx context.Context, last time.Time) error {
-			ctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			res, err := renewScript.Run(ctx, p.client, []string{idKey, lastKey},
-				p.owner, p.ttl.Milliseconds(), coord.UnixMs(last)).StringSlice()
-			if err != nil {
-				return fmt.Errorf("redis worker: renew worker ID %d: %w", id, err)
-			}
-			switch {
-			case len(res) == 1 && res[0] == "ok":
-				return nil
-			case len(res) == 1 && res[0] == "retaken":
-				p.log.Info("redis worker: the key of the worker ID had lapsed and nobody took it; it is set again",
-					"worker", id, "key", idKey)
-				return nil
-			case len(res) == 2 && res[0] == "held":
-				return fmt.Errorf("%w: redis worker: worker ID %d is held by %q", idforge.ErrLeaseLost, id, res[1])
-			case len(res) == 2 && res[0] == "newer":
-				return fmt.Errorf("%w: redis worker: worker ID %d expired, and a holder since recorded the newer time %s",
-					idforge.ErrLeaseLost, id, res[1])
-			}
-			return fmt.Errorf("redis worker: renew worker ID %d: unexpected reply %q", id, res)
-		},
-		Release: func(ctx context.Context, last time.Time) error {
-			ctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			if err := releaseScript.Run(ctx, p.client, []string{idKey, lastKey}, p.owner, coord.UnixMs(last)).Err(); err != nil {
-				return fmt.Errorf("redis worker: release worker ID %d: %w", id, err)
-			}
-			return nil
-		},
+// renew keeps id's key for another TTL and records last on it.
+func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
+	idKey := p.key("id", id)
+	res, err := renewScript.Run(ctx, p.client, []string{idKey, p.key("last", id)},
+		p.held.Owner, p.held.TTL.Milliseconds(), coord.UnixMs(last)).StringSlice()
+	if err != nil {
+		return fmt.Errorf("redis worker: renew worker ID %d: %w", id, err)
 	}
+	switch {
+	case len(res) == 1 && res[0] == "ok":
+		return nil
+	case len(res) == 1 && res[0] == "retaken":
+		p.held.Logger.Info("redis worker: the key of the worker ID had lapsed and nobody took it; it is set again",
+			"worker", id, "key", idKey)
+		return nil
+	case len(res) == 2 && res[0] == "held":
+		return fmt.Errorf("%w: redis worker: worker ID %d is held by %q", idforge.ErrLeaseLost, id, res[1])
+	case len(res) == 2 && res[0] == "newer":
+		return fmt.Errorf("%w: redis worker: worker ID %d expired, and a holder since recorded the newer time %s",
+			idforge.ErrLeaseLost, id, res[1])
+	}
+	return fmt.Errorf("redis worker: renew worker ID %d: unexpected reply %q", id, res)
+}
+
+// release gives id back, recording last.
+func (p *Provider) release(ctx context.Context, id int64, last time.Time) error {
+	err := releaseScript.Run(ctx, p.client, []string{p.key("id", id), p.key("last", id)}, p.held.Owner, coord.UnixMs(last)).Err()
+	if err != nil {
+		return fmt.Errorf("redis worker: release worker ID %d: %w", id, err)
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/idforge/idforge/internal/placeholder"
 )
 
 // Dialect names the SQL of a database.
@@ -148,7 +150,7 @@ func (d Dialect) statements() (*statements, error) {
 	sql := func(q string) string {
 		q = r.Replace(q)
 		if d == Postgres {
-			q = numberPlaceholders(q)
+			q = placeholder.Numbered(q)
 		}
 		return q
 	}
@@ -170,20 +172,4 @@ func (d Dialect) statements() (*statements, error) {
 		" WHERE worker_id = ? AND (owner = '' OR heartbeat_at IS NULL OR heartbeat_at < {stale}) AND last_ms <= ?")
 	s.release = sql("UPDATE idforge_workers SET owner = CASE WHEN owner = ? THEN '' ELSE owner END, last_ms = {greatest}(last_ms, ?) WHERE worker_id = ?")
 	return &s, nil
-}
-
-// numberPlaceholders turns each '?' into $1, $2, … in order. The
-// statements of this package have no '?' inside literals.
-func numberPlaceholders(q string) string {
-	var b strings.Builder
-	n := 0
-	for _, c := range q {
-		if c == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }

@@ -1,12 +1,12 @@
 package sql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"sync"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
+	"github.com/idforge/idforge/worker/internal/holder"
 )
 
 // Defaults for the Config fields left zero.
@@ -54,24 +55,14 @@ type Config struct {
 // for concurrent use. Create it with New (or worker.Open with a mysql://,
 // postgres:// or sqlite: URL) and Close it after releasing its leases.
 type Provider struct {
-	db         *sql.DB
-	owns       bool // Close closes db
-	dialect    Dialect
-	sql        *statements
-	staleAfter time.Duration
-	margin     time.Duration
-	timeout    time.Duration
-	name       string
-	owner      string
-	log        *slog.Logger
-	clock      idforge.Clock
-	cache      *worker.Cache // nil without a data directory or Name
+	held    holder.Holder // its TTL is StaleAfter
+	db      *sql.DB
+	owns    bool // Close closes db
+	dialect Dialect
+	sql     *statements
 
 	schemaMu   sync.Mutex
 	schemaDone bool
-
-	closeOnce sync.Once
-	closeErr  error
 }
 
 var (
@@ -97,60 +88,49 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 	if err != nil {
 		return bad("%v", err)
 	}
-	if cfg.StaleAfter == 0 {
-		cfg.StaleAfter = DefaultStaleAfter
-	}
-	if cfg.StaleAfter < time.Millisecond {
+	if cfg.StaleAfter = cmp.Or(cfg.StaleAfter, DefaultStaleAfter); cfg.StaleAfter < time.Millisecond {
 		return bad("stale_after %s is below 1ms", cfg.StaleAfter)
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
-	if cfg.Timeout < 0 {
+	if cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout); cfg.Timeout < 0 {
 		return bad("negative timeout %s", cfg.Timeout)
 	}
-	opts = opts.WithDefaults()
-	if opts.Owner == "" {
-		opts.Owner = coord.ProcessOwner()
+	p := &Provider{db: cfg.DB, dialect: cfg.Dialect, sql: stmts}
+	p.held = holder.Holder{
+		Who:     "sql worker",
+		Name:    cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
+		TTL:     cfg.StaleAfter,
+		Timeout: cfg.Timeout,
+		Renew:   p.renew,
+		Release: p.release,
+		Resume: worker.ResumeConfig{
+			Coordinator: "the database",
+			Failure:     "is unreachable or failing",
+			NoCache:     "none is kept without a data directory and a Config.Name",
+			Then:        "a renewal re-establishes its row once the database answers",
+		},
 	}
-	if len(opts.Owner) > 255 {
-		return bad("owner %.40q… is longer than 255 bytes", opts.Owner)
-	}
-	p := &Provider{
-		db:         cfg.DB,
-		dialect:    cfg.Dialect,
-		sql:        stmts,
-		staleAfter: cfg.StaleAfter,
-		margin:     cfg.StaleAfter / 3,
-		timeout:    cfg.Timeout,
-		name:       cfg.Name,
-		owner:      opts.Owner,
-		log:        opts.Logger,
-		clock:      opts.Clock,
-	}
-	if p.name == "" {
-		p.name = string(cfg.Dialect) + " database"
-	} else if opts.DataDir != "" {
-		p.cache = worker.NewCache(opts.DataDir, p.name, p.owner)
+	p.held.Start(opts, cfg.Name != "")
+	if len(p.held.Owner) > 255 {
+		return bad("owner %.40q… is longer than 255 bytes", p.held.Owner)
 	}
 	return p, nil
 }
 
 // Describe says where worker IDs come from, for logs.
 func (p *Provider) Describe() string {
-	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)", Table, p.name, p.staleAfter)
+	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)", Table, p.held.Name, p.held.TTL)
 }
 
 // Close closes the database if the Provider opened it (from a URL).
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	p.closeOnce.Do(func() {
-		if p.owns {
-			p.closeErr = p.db.Close()
+	return p.held.Close(func() error {
+		if !p.owns {
+			return nil
 		}
+		return p.db.Close()
 	})
-	return p.closeErr
 }
 
 // Acquire claims a worker ID in [0, max]: the row this owner holds, else
@@ -166,38 +146,9 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	if max < 0 || max > math.MaxInt32 {
 		return nil, fmt.Errorf("%w: sql worker: max worker ID %d is outside 0..%d", idforge.ErrInvalidArgument, max, math.MaxInt32)
 	}
-	sent := p.clock.Now()
-	id, last, err := p.claim(ctx, max)
-	if err == nil {
-		if id < 0 {
-			return nil, fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
-				idforge.ErrWorkersExhausted, max+1, max, Table, p.staleAfter)
-		}
-		rc := p.renewal(id)
-		rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
-		l := worker.StartRenewal(rc)
-		p.cache.SaveLease(l, p.log)
-		p.log.Debug("sql worker: worker ID acquired", "worker", id, "owner", p.owner, "coordinator", p.name)
-		return l, nil
-	}
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("sql worker: acquire at %s: %w", p.name, err)
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %s: %w", p.timeout, err)
-	}
-	return worker.Resume(worker.ResumeConfig{
-		Coordinator: "the database",
-		Where:       p.name,
-		Failure:     "is unreachable or failing",
-		Cause:       err,
-		Cache:       p.cache,
-		NoCache:     "none is kept without a data directory and a Config.Name",
-		Max:         max,
-		Then:        "a renewal re-establishes its row once the database answers",
-		Renewal:     p.renewal,
-		Logger:      p.log,
-		Clock:       p.clock,
+	return p.held.Acquire(ctx, max, p.claim, func() error {
+		return fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
+			idforge.ErrWorkersExhausted, max+1, max, Table, p.held.TTL)
 	})
 }
 
@@ -228,7 +179,7 @@ func (p *Provider) createSchema(ctx context.Context) error {
 		// An operator may have created the table for an account that
 		// may not create tables (MySQL checks the privilege even when
 		// the table exists).
-		qctx, cancel := context.WithTimeout(ctx, p.timeout)
+		qctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 		defer cancel()
 		var n int64
 		if p.sql.schemaRace(err) || p.db.QueryRowContext(qctx, p.sql.probe).Scan(&n) != nil {
@@ -239,7 +190,7 @@ func (p *Provider) createSchema(ctx context.Context) error {
 }
 
 func (p *Provider) exec(ctx context.Context, q string, args ...any) error {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	_, err := p.db.ExecContext(ctx, q, args...)
 	return err
@@ -264,12 +215,12 @@ func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err er
 		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !p.sql.transient(err) {
 			return id, last, err
 		}
-		p.log.Debug("sql worker: claim transaction failed; repeating it", "attempt", attempt, "err", err)
+		p.held.Logger.Debug("sql worker: claim transaction failed; repeating it", "attempt", attempt, "err", err)
 	}
 }
 
 func (p *Provider) claimOnce(ctx context.Context, max int64) (id, last int64, err error) {
-	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	if p.dialect == SQLite {
 		return p.claimSQLite(ctx, max)
@@ -305,7 +256,7 @@ func (p *Provider) claimSQLite(ctx context.Context, max int64) (id, last int64, 
 			// The context may be over: roll back without it, and drop
 			// the connection if even that fails, so that no open
 			// transaction goes back to the pool.
-			rctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+			rctx, cancel := context.WithTimeout(context.Background(), p.held.Timeout)
 			defer cancel()
 			if _, rerr := c.ExecContext(rctx, "ROLLBACK"); rerr != nil {
 				c.Raw(func(any) error { return driver.ErrBadConn })
@@ -330,7 +281,7 @@ func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64,
 			return 0, 0, fmt.Errorf("lock row -1 of %s: %w", Table, err)
 		}
 	}
-	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg(p.staleAfter), max)
+	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg(p.held.TTL), max)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -348,7 +299,7 @@ func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64,
 		}
 		r.stale = stale != 0
 		present[n] = r
-		if r.owner == p.owner && mine < 0 {
+		if r.owner == p.held.Owner && mine < 0 {
 			mine = n
 		}
 	}
@@ -368,50 +319,38 @@ func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64,
 		return -1, 0, nil
 	}
 	if r, ok := present[id]; ok {
-		_, err = c.ExecContext(ctx, p.sql.claim, p.owner, id)
+		_, err = c.ExecContext(ctx, p.sql.claim, p.held.Owner, id)
 		return id, r.last, err
 	}
-	_, err = c.ExecContext(ctx, p.sql.insert, id, p.owner, 0)
+	_, err = c.ExecContext(ctx, p.sql.insert, id, p.held.Owner, 0)
 	return id, 0, err
 }
 
-// renewal describes the lease on id, but for when it was acquired and the
-// time recorded for it.
-func (p *Provider) renewal(id int64) worker.RenewalConfig {
-	return worker.RenewalConfig{
-		ID:     id,
-		TTL:    p.staleAfter,
-		Margin: p.margin,
-		Cache:  p.cache,
-		Logger: p.log,
-		Clock:  p.clock,
-		Renew: func(ctx context.Context, last time.Time) error {
-			ctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			if err := p.renew(ctx, id, coord.UnixMs(last)); err != nil {
-				return fmt.Errorf("sql worker: renew worker ID %d: %w", id, err)
-			}
-			return nil
-		},
-		Release: func(ctx context.Context, last time.Time) error {
-			ctx, cancel := context.WithTimeout(ctx, p.timeout)
-			defer cancel()
-			if _, err := p.db.ExecContext(ctx, p.sql.release, p.owner, coord.UnixMs(last), id); err != nil {
-				return fmt.Errorf("sql worker: release worker ID %d: %w", id, err)
-			}
-			return nil
-		},
+// release gives our row back, recording last.
+func (p *Provider) release(ctx context.Context, id int64, last time.Time) error {
+	if _, err := p.db.ExecContext(ctx, p.sql.release, p.held.Owner, coord.UnixMs(last), id); err != nil {
+		return fmt.Errorf("sql worker: release worker ID %d: %w", id, err)
 	}
+	return nil
 }
 
-// renew refreshes the heartbeat of our row. When the row is not ours any
-// more it is taken back only if it is free (released, stale or absent)
+// renew keeps id's row for this node for another StaleAfter and records
+// last on it.
+func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
+	if err := p.heartbeat(ctx, id, coord.UnixMs(last)); err != nil {
+		return fmt.Errorf("sql worker: renew worker ID %d: %w", id, err)
+	}
+	return nil
+}
+
+// heartbeat refreshes the heartbeat of our row. When the row is not ours
+// any more it is taken back only if it is free (released, stale or absent)
 // and no newer time than ours was recorded on it: then nobody issued with
 // the ID after us, and this node stopped issuing before the row went
 // stale. That is also how a lease resumed from the cache re-establishes
-// its row. Otherwise renew fails, wrapping idforge.ErrLeaseLost.
-func (p *Provider) renew(ctx context.Context, id, last int64) error {
-	res, err := p.db.ExecContext(ctx, p.sql.renew, last, id, p.owner)
+// its row. Otherwise heartbeat fails, wrapping idforge.ErrLeaseLost.
+func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
+	res, err := p.db.ExecContext(ctx, p.sql.renew, last, id, p.held.Owner)
 	if err != nil {
 		return err
 	}
@@ -424,17 +363,17 @@ func (p *Provider) renew(ctx context.Context, id, last int64) error {
 		r     row
 		stale int64
 	)
-	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg(p.staleAfter), id).Scan(&r.owner, &stale, &r.last)
+	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg(p.held.TTL), id).Scan(&r.owner, &stale, &r.last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.owner, last); err != nil {
+		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.held.Owner, last); err != nil {
 			return fmt.Errorf("%w: the row was deleted, and inserting it again failed: %v", idforge.ErrLeaseLost, err)
 		}
-		p.log.Info("sql worker: the row of the worker ID was deleted; it is inserted again", "worker", id)
+		p.held.Logger.Info("sql worker: the row of the worker ID was deleted; it is inserted again", "worker", id)
 		return nil
 	case err != nil:
 		return err
-	case r.owner == p.owner:
+	case r.owner == p.held.Owner:
 		// MySQL counts only changed rows unless clientFoundRows is set,
 		// and the heartbeat already had this millisecond's value.
 		return nil
@@ -443,7 +382,7 @@ func (p *Provider) renew(ctx context.Context, id, last int64) error {
 	case r.last > last:
 		return fmt.Errorf("%w: expired, and a holder since recorded the newer time %d", idforge.ErrLeaseLost, r.last)
 	}
-	res, err = p.db.ExecContext(ctx, p.sql.retake, p.owner, last, id, p.sql.staleArg(p.staleAfter), last)
+	res, err = p.db.ExecContext(ctx, p.sql.retake, p.held.Owner, last, id, p.sql.staleArg(p.held.TTL), last)
 	if err != nil {
 		return err
 	}
@@ -452,7 +391,7 @@ func (p *Provider) renew(ctx context.Context, id, last int64) error {
 	} else if n != 1 {
 		return fmt.Errorf("%w: expired, and another node took it meanwhile", idforge.ErrLeaseLost)
 	}
-	p.log.Info("sql worker: the row of the worker ID had gone stale or was released, and nobody took it; it is taken again",
+	p.held.Logger.Info("sql worker: the row of the worker ID had gone stale or was released, and nobody took it; it is taken again",
 		"worker", id, "previous_owner", r.owner)
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 )
@@ -318,7 +319,6 @@ func (p *Provider) resume(conn *zk.Conn, max int64, cause error) (worker.Lease, 
 		Where:       p.where(),
 		Cause:       cause,
 		Cache:       p.cache,
-		NoCache:     "no data directory for a cache",
 		Max:         max,
 		Then:        "the peers' clocks cannot be checked, and the reports resume once ZooKeeper answers",
 		Start: func(id int64, last time.Time) (worker.Lease, error) {
@@ -381,15 +381,7 @@ func (l *lease) Done() <-chan struct{} { return nil }
 
 // Report records the newest time this node issued at, for the next
 // write to ZooKeeper and the cache.
-func (l *lease) Report(t time.Time) {
-	ms := t.UnixMilli()
-	for {
-		old := l.reported.Load()
-		if ms <= old || l.reported.CompareAndSwap(old, ms) {
-			return
-		}
-	}
-}
+func (l *lease) Report(t time.Time) { atomicmax.Raise(&l.reported, t.UnixMilli()) }
 
 // run writes the node's time every ReportInterval until Release.
 func (l *lease) run() {

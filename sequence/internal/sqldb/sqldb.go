@@ -25,8 +25,11 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
+	"github.com/idforge/idforge/internal/placeholder"
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // Dialect is an SQL database family.
@@ -90,6 +93,21 @@ func Wrap(db *sql.DB) (*DB, error) {
 		return nil, fmt.Errorf("unsupported database driver %T (want go-sql-driver/mysql, pgx stdlib or modernc sqlite)", db.Driver())
 	}
 	return &DB{DB: db, Dialect: d, Where: d.String() + " database", Timeout: DefaultTimeout}, nil
+}
+
+// Migrate is the body of the backends' exported Migrate functions, which
+// take a plain pool: it finds db's dialect, checks the table name and
+// runs create. Its errors wrap idforge.ErrInvalidArgument and start with
+// who ("sqlrow").
+func Migrate(ctx context.Context, db *sql.DB, who, table string, create func(context.Context, *DB, string) error) error {
+	d, err := Wrap(db)
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", idforge.ErrInvalidArgument, who, err)
+	}
+	if !ValidIdent(table) {
+		return fmt.Errorf("%w: %s: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, who, table)
+	}
+	return create(ctx, d, table)
 }
 
 // Close closes the pool if Open opened it.
@@ -218,17 +236,7 @@ func (db *DB) Rebind(query string) string {
 	if db.Dialect != Postgres {
 		return query
 	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(query); i++ {
-		if query[i] == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(query[i])
-	}
-	return b.String()
+	return placeholder.Numbered(query)
 }
 
 // Quote quotes an identifier checked by ValidIdent.
@@ -257,12 +265,8 @@ func (db *DB) Retry(ctx context.Context, fn func(ctx context.Context) error) err
 		if err == nil || attempt == 2 || !Transient(err) {
 			return err
 		}
-		t := time.NewTimer(time.Duration(20<<attempt) * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if wait.For(ctx, time.Duration(20<<attempt)*time.Millisecond) != nil {
 			return err
-		case <-t.C:
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/idforge/idforge/internal/wait"
 )
 
 // retryBackoff is the wait before the first retry of a claim; it doubles
@@ -55,12 +57,5 @@ func backoff(ctx context.Context, attempt int) bool {
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return wait.For(ctx, d) == nil
 }

@@ -1,0 +1,116 @@
+// Package holder is the flow the Redis and SQL worker-ID providers share:
+// an ID is held by a key or row that lapses unless renewed, every call to
+// the coordinator is bounded by one timeout, and when the coordinator
+// fails at start-up the node resumes its cached ID. A provider plugs its
+// protocol (claim, renew, release) and its words for messages into a
+// Holder.
+package holder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
+)
+
+// Holder is the provider-independent part of a provider of renewed worker
+// IDs. Set the exported fields but Owner, Logger, Clock and Cache, then
+// call Start.
+type Holder struct {
+	// Who starts the provider's messages: "redis worker".
+	Who string
+	// Name identifies the coordinator in messages and in the cache.
+	Name string
+	// TTL is how long the coordinator keeps an ID after a renewal; the
+	// lease is valid for TTL minus worker.RenewalConfig's default margin.
+	TTL time.Duration
+	// Timeout bounds every call to the coordinator.
+	Timeout time.Duration
+	// Renew and Release are worker.RenewalConfig's, for the ID id; each
+	// call is bounded by Timeout.
+	Renew, Release func(ctx context.Context, id int64, last time.Time) error
+	// Resume holds worker.ResumeConfig's words (Coordinator, Failure,
+	// NoCache, Then); Acquire fills in the rest.
+	Resume worker.ResumeConfig
+
+	// Set by Start.
+	Owner  string
+	Logger *slog.Logger
+	Clock  idforge.Clock
+	Cache  *worker.Cache // nil when none is kept
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start takes this node's opts, with their defaults, and a random owner
+// unique to this process when they name none. It keeps a cache in
+// opts.DataDir, when there is one, if cacheable: if Name tells this
+// coordinator apart from others.
+func (h *Holder) Start(opts worker.Options, cacheable bool) {
+	opts = opts.WithDefaults()
+	h.Owner, h.Logger, h.Clock = opts.Owner, opts.Logger, opts.Clock
+	if h.Owner == "" {
+		h.Owner = coord.ProcessOwner()
+	}
+	if opts.DataDir != "" && cacheable {
+		h.Cache = worker.NewCache(opts.DataDir, h.Name, h.Owner)
+	}
+}
+
+// Acquire runs claim, which asks the coordinator for an ID in 0..max and
+// answers id −1 when every one is held, with last the newest time
+// recorded for it (unix ms). It starts and caches the lease on the ID,
+// returns exhausted() when there was none, and resumes the cached ID
+// (worker.Resume) when the coordinator failed, unless ctx ended.
+func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (id, last int64, err error), exhausted func() error) (worker.Lease, error) {
+	sent := h.Clock.Now()
+	id, last, err := claim(ctx, max)
+	if err == nil {
+		if id < 0 {
+			return nil, exhausted()
+		}
+		rc := h.renewal(id)
+		rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
+		l := worker.StartRenewal(rc)
+		h.Cache.SaveLease(l, h.Logger)
+		h.Logger.Debug(h.Who+": worker ID acquired", "worker", id, "owner", h.Owner, "coordinator", h.Name)
+		return l, nil
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%s: acquire at %s: %w", h.Who, h.Name, err)
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %s: %w", h.Timeout, err)
+	}
+	rc := h.Resume
+	rc.Where, rc.Cause, rc.Cache, rc.Max, rc.Renewal, rc.Logger, rc.Clock = h.Name, err, h.Cache, max, h.renewal, h.Logger, h.Clock
+	return worker.Resume(rc)
+}
+
+// renewal describes the lease on id, but for when it was acquired and the
+// time recorded for it.
+func (h *Holder) renewal(id int64) worker.RenewalConfig {
+	bounded := func(op func(context.Context, int64, time.Time) error) func(context.Context, time.Time) error {
+		return func(ctx context.Context, last time.Time) error {
+			ctx, cancel := context.WithTimeout(ctx, h.Timeout)
+			defer cancel()
+			return op(ctx, id, last)
+		}
+	}
+	return worker.RenewalConfig{ID: id, TTL: h.TTL, Renew: bounded(h.Renew), Release: bounded(h.Release),
+		Cache: h.Cache, Logger: h.Logger, Clock: h.Clock}
+}
+
+// Close runs close, which closes the coordinator's connection if the
+// provider opened it, once, and returns its error every time.
+func (h *Holder) Close(close func() error) error {
+	h.closeOnce.Do(func() { h.closeErr = close() })
+	return h.closeErr
+}
