@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -31,8 +32,8 @@ func cmdNext(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *count < 1 || *count > maxNext {
 		return usageErr("-n %d: want 1..%d", *count, maxNext)
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		ids, err := n.issuer.TakeStrings(ctx, pos[0], *count)
+	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
+		ids, err := n.Issuer().TakeStrings(ctx, pos[0], *count)
 		if err != nil {
 			return err
 		}
@@ -45,7 +46,7 @@ func cmdNext(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 
 // withNode opens the configured node, runs fn on it and closes it; a
 // failure to close (the final time fence not written) is an error too.
-func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*node) error) error {
+func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*node.Node) error) error {
 	cfg, err := nf.load(getenv)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,9 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
@@ -159,23 +160,15 @@ type KeyConfig struct {
 	FormatKey string `toml:"format_key"`
 }
 
-// PluginConfig declares a plugin run around every issue.
+// PluginConfig declares a plugin run around every issue: the fields of
+// plugin.Config, which documents, checks and builds them.
 type PluginConfig struct {
-	// Kind is history (a log line per issue), rate (per-key counters in
-	// /metrics) or obfuscate (a keyed permutation of integer IDs).
-	Kind string `toml:"kind"`
-	// Keys limits the plugin to these keys; empty means every key.
-	Keys []string `toml:"keys"`
-	// Order places the plugin: smaller runs first.
-	Order int `toml:"order"`
-	// Bits and Key configure obfuscate: the permutation's width (IDs must
-	// stay below 2^Bits) and its key ("env:VARNAME" or the key itself).
-	Bits int    `toml:"bits"`
-	Key  string `toml:"key"`
-	// File sends history to its own file, one JSON object per line,
-	// appended (relative paths are under the data directory); by default
-	// history goes to the process log.
-	File string `toml:"file"`
+	Kind  string   `toml:"kind"`
+	Keys  []string `toml:"keys"`
+	Order int      `toml:"order"`
+	Bits  int      `toml:"bits"`
+	Key   string   `toml:"key"`
+	File  string   `toml:"file"`
 }
 
 // duration is a time.Duration written as "5ms", "15m" in the file.
@@ -463,17 +456,8 @@ func (c *Config) validate() error {
 		serials[sc.Name] = true
 	}
 	for i, p := range c.Plugins {
-		if p.File != "" && p.Kind != "history" {
-			return usageErr("plugins[%d]: file is for history, not %s", i, p.Kind)
-		}
-		switch p.Kind {
-		case "history", "rate":
-		case "obfuscate":
-			if p.Bits < 1 || p.Bits > 63 || p.Key == "" {
-				return usageErr("plugins[%d]: obfuscate needs bits (1..63) and key", i)
-			}
-		default:
-			return usageErr("plugins[%d]: unknown kind %q (want history, rate or obfuscate)", i, p.Kind)
+		if err := plugin.Check(plugin.Config(p)); err != nil {
+			return usageIn(err, "plugins[%d]", i)
 		}
 	}
 	seen := map[string]bool{}
@@ -548,27 +532,10 @@ func (c *Config) owner(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// secret reads a configured secret: "env:VARNAME" from the environment,
-// anything else as written.
-func secret(v string, getenv func(string) string) ([]byte, error) {
-	name, ok := strings.CutPrefix(v, "env:")
-	if !ok {
-		return []byte(v), nil
-	}
-	val := getenv(name)
-	if val == "" {
-		return nil, usageErr("environment variable %s is not set", name)
-	}
-	return []byte(val), nil
-}
-
 // storeURL is the configured store, or SQLite in the data directory.
 func (c *Config) storeURL(dataDir string) string {
 	if c.Store != "" {
 		return c.Store
 	}
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
-	return "sqlite://" + filepath.Join(dataDir, "idforge.db")
+	return node.DefaultStoreURL(dataDir)
 }

@@ -27,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/errctx"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; without
@@ -112,7 +113,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // prefix begins every message idforge prints about a failure, once.
 // idforge's own errors (its sentinels, and everything wrapping them)
 // already begin with it.
-const prefix = "idforge: "
+const prefix = errctx.Prefix
 
 // errorLine is the line the command prints for err: the error as it is,
 // given the prefix when it has none of its own.
@@ -124,17 +125,9 @@ func errorLine(err error) string {
 	return prefix + msg
 }
 
-// inContext adds where err happened to it. An error that begins with the
-// prefix is one of idforge's own, whose message starts with what went
-// wrong: the context goes after it, so that the message names idforge
-// once and the reason first. Any other error gets the context in front.
-func inContext(err error, format string, args ...any) error {
-	where := fmt.Sprintf(format, args...)
-	if strings.HasPrefix(err.Error(), prefix) {
-		return fmt.Errorf("%w (%s)", err, where)
-	}
-	return fmt.Errorf("%s: %w", where, err)
-}
+// inContext adds where err happened to it: after an error of idforge's
+// own, before any other (see errctx.In).
+var inContext = errctx.In
 
 func versionString() string {
 	if version != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/sequence/tickets"
 	"github.com/idforge/idforge/serial"
 )
@@ -47,8 +48,8 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if *count < 1 || *count > 10_000 {
 		return usageErr("-n %d: want 1..10000", *count)
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		values, err := n.issuer.NextSerial(ctx, pos[0], *count, params)
+	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
+		values, err := n.Issuer().NextSerial(ctx, pos[0], *count, params)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/idforge/idforge/auth"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/grpcapi"
 	"github.com/idforge/idforge/server/httpapi"
@@ -24,10 +25,10 @@ import (
 // httpHandler assembles everything served over HTTP: idforge's own API,
 // the Tinyid and Vesta compatibility endpoints and the admin page, behind
 // authentication when tokens are configured.
-func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
+func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.issuer, httpapi.Options{Logger: log, Metrics: n.metrics.Handler()}))
-	c := compat.New(n.issuer, compat.Options{Logger: log})
+	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
+	c := compat.New(n.Issuer(), compat.Options{Logger: log})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
 	}
@@ -42,7 +43,7 @@ func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Hand
 
 // grpcServer assembles the gRPC server: the IDForge service, health and
 // reflection, with the same TLS and tokens as HTTP.
-func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig *tls.Config) (*grpc.Server, *grpcapi.Server) {
+func grpcServer(n *node.Node, log *slog.Logger, authn *auth.Authenticator, tlsConfig *tls.Config) (*grpc.Server, *grpcapi.Server) {
 	var opts []grpc.ServerOption
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
@@ -53,7 +54,7 @@ func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig 
 			grpc.ChainStreamInterceptor(authn.StreamInterceptor()))
 	}
 	g := grpc.NewServer(opts...)
-	api := grpcapi.New(n.issuer, grpcapi.Options{Logger: log})
+	api := grpcapi.New(n.Issuer(), grpcapi.Options{Logger: log})
 	api.Register(g)
 	return g, api
 }
@@ -155,19 +156,19 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	layout := n.snow.Layout()
+	layout := n.Snowflake().Layout()
 	grpcAddr := ""
 	if gln != nil {
 		grpcAddr = gln.Addr().String()
 	}
-	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.dir.Path(),
-		"store", redactURL(cfg.storeURL(n.dir.Path())), "layout", layout.String(),
-		"worker", n.snow.Worker(), "datacenter", n.snow.Datacenter(),
+	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.Dir(),
+		"store", redactURL(n.StoreURL()), "layout", layout.String(),
+		"worker", n.Snowflake().Worker(), "datacenter", n.Snowflake().Datacenter(),
 		"layout_expires", layout.Expires().Format(time.RFC3339), "version", versionString())
 
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
 	defer stopRefresh()
-	go n.issuer.RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+	go n.Issuer().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
