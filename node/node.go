@@ -119,7 +119,8 @@ type Source struct {
 	URL     string
 	Balance []string
 	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance
-	// (compose.BalancedOptions); zero values are compose's defaults.
+	// (compose.BalancedOptions); zero values are compose's defaults, those
+	// of JD's logistics serial-number platform (5m, 200ms, 3, 60s).
 	RescueAfter   time.Duration
 	SlowThreshold time.Duration
 	SlowCount     int
@@ -186,36 +187,25 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if err := n.openSnowflake(ctx, s); err != nil {
 		return nil, err
 	}
-	sources, counters, err := n.openSequences(ctx, s)
-	if err != nil {
+	set := issuer.Settings{Logger: s.Logger, Serials: s.Serials, Segment: s.Segment}
+	if set.Sources, set.Counters, err = n.openSequences(ctx, s); err != nil {
 		return nil, err
 	}
-	formats, err := keyFormats(s)
-	if err != nil {
+	if set.Formats, err = keyFormats(s); err != nil {
 		return nil, err
 	}
-	plugins, err := n.plugins(s)
-	if err != nil {
+	if set.Plugins, err = n.plugins(s); err != nil {
 		return nil, err
 	}
-	seg := s.Segment
-	seg.Logger = cmp.Or(seg.Logger, s.Logger)
-	seg.OnClaim = n.metrics.OnClaim
+	set.Segment.Logger = cmp.Or(set.Segment.Logger, s.Logger)
+	set.Segment.OnClaim = n.metrics.OnClaim
 	if also := s.Segment.OnClaim; also != nil {
-		seg.OnClaim = func(key string, took time.Duration, err error) {
+		set.Segment.OnClaim = func(key string, took time.Duration, err error) {
 			n.metrics.OnClaim(key, took, err)
 			also(key, took, err)
 		}
 	}
-	n.issuer = issuer.New(n.store, n.snow, issuer.Settings{
-		Logger:   s.Logger,
-		Sources:  sources,
-		Counters: counters,
-		Serials:  s.Serials,
-		Formats:  formats,
-		Plugins:  plugins,
-		Segment:  seg,
-	})
+	n.issuer = issuer.New(n.store, n.snow, set)
 	n.metrics.Observe(n.issuer)
 	for _, k := range s.Keys {
 		if err := n.issuer.EnsureKey(ctx, k.Key); err != nil {

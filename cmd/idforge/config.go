@@ -71,22 +71,17 @@ type Config struct {
 	Plugins []PluginConfig `toml:"plugins"`
 }
 
-// SourceConfig declares a sequence source: one URL, or 2^n URLs balanced
-// as v << n | index (compose.Balanced), optionally expanded in memory by
-// Expand bits (compose.Expanded).
+// SourceConfig declares a sequence source: the fields of node.Source,
+// which documents them.
 type SourceConfig struct {
-	Name    string   `toml:"name"`
-	URL     string   `toml:"url"`
-	Balance []string `toml:"balance"`
-	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance;
-	// zero values are compose's defaults, those of JD's logistics
-	// serial-number platform (5m, 200ms, 3, 60s).
+	Name          string   `toml:"name"`
+	URL           string   `toml:"url"`
+	Balance       []string `toml:"balance"`
 	RescueAfter   duration `toml:"rescue_after"`
 	SlowThreshold duration `toml:"slow_threshold"`
 	SlowCount     int      `toml:"slow_count"`
 	SlowWindow    duration `toml:"slow_window"`
-	// Expand hands out v << Expand | 0…2^Expand−1 for every value v.
-	Expand int `toml:"expand"`
+	Expand        int      `toml:"expand"`
 }
 
 // NamedURL names a source or counter given by URL.
@@ -144,20 +139,16 @@ type SegmentConfig struct {
 	LoadTimeout    duration `toml:"load_timeout"`
 }
 
-// KeyConfig declares a key.
+// KeyConfig declares a key: an idforge.Key (key applies the defaults)
+// and the Format and FormatKey of node.Key, which documents them.
 type KeyConfig struct {
 	Name        string `toml:"name"`
 	Strategy    string `toml:"strategy"`
 	Step        int64  `toml:"step"`
 	Start       int64  `toml:"start"`
 	Description string `toml:"description"`
-	// Format is how the key's IDs are shown over /v1/ids (see
-	// obfuscate.ParseFormat): e.g. "base62:min=8", or
-	// "feistel:bits=40+base62:min=7" to hide order and volume.
-	Format string `toml:"format"`
-	// FormatKey is the permutation's key when Format has a feistel stage:
-	// "env:VARNAME" (recommended) or the key itself, 16 bytes or more.
-	FormatKey string `toml:"format_key"`
+	Format      string `toml:"format"`
+	FormatKey   string `toml:"format_key"`
 }
 
 // PluginConfig declares a plugin run around every issue: the fields of

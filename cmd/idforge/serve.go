@@ -76,15 +76,11 @@ func checkListenAddr(setting, addr string) error {
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
-func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("serve", stderr)
 	nf := newNodeFlags(fs, true)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageErr("serve takes no arguments, got %q", pos)
 	}
 	cfg, err := nf.load(getenv)
 	if err != nil {
