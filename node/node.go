@@ -272,6 +272,8 @@ func (n *Node) openSnowflake(ctx context.Context, s Settings) (err error) {
 // generator is the snowflake generator as the worker.Target it issues for.
 type generator struct{ *snowflake.Generator }
 
+var _ worker.Target = generator{}
+
 func (g generator) Bind(l worker.Lease) error { return g.Rebind(l.ID(), l.LastTime(), l) }
 
 // plugins builds the configured plugin chain; nil when there is none.
