@@ -181,31 +181,13 @@ func stepsOf(p Plugin) steps {
 // Run issues through the chain: every Before, then draw, then every After
 // in order; OnError on any failure.
 func (ch *Chain) Run(ctx context.Context, c Call, draw func() ([]int64, error)) ([]int64, error) {
-	if ch.Empty() {
-		return draw()
-	}
-	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []int64) ([]int64, error), bool) {
-		a, ok := p.(Afterer)
-		if !ok {
-			return nil, false
-		}
-		return a.After, true
-	})
+	return run(ch, ctx, c, draw, afterStep(Afterer.After))
 }
 
 // RunStrings is Run for calls that issue strings: the After step is each
 // StringAfterer's AfterStrings.
 func (ch *Chain) RunStrings(ctx context.Context, c Call, draw func() ([]string, error)) ([]string, error) {
-	if ch.Empty() {
-		return draw()
-	}
-	return run(ch, ctx, c, draw, func(p Plugin) (func(context.Context, Call, []string) ([]string, error), bool) {
-		a, ok := p.(StringAfterer)
-		if !ok {
-			return nil, false
-		}
-		return a.AfterStrings, true
-	})
+	return run(ch, ctx, c, draw, afterStep(StringAfterer.AfterStrings))
 }
 
 // RunRange is Run for a call that hands out the range draw claims: the
@@ -231,25 +213,37 @@ func (ch *Chain) RunRange(ctx context.Context, c Call, draw func() (idforge.Segm
 			return nil, err
 		}
 		return []idforge.Segment{seg}, nil
-	}, func(p Plugin) (func(context.Context, Call, []idforge.Segment) ([]idforge.Segment, error), bool) {
-		a, ok := p.(RangeAfterer)
-		if !ok {
-			return nil, false
-		}
-		return func(ctx context.Context, c Call, segs []idforge.Segment) ([]idforge.Segment, error) {
-			return segs, a.AfterRange(ctx, c, segs[0])
-		}, true
-	})
+	}, afterStep(func(a RangeAfterer, ctx context.Context, c Call, segs []idforge.Segment) ([]idforge.Segment, error) {
+		return segs, a.AfterRange(ctx, c, segs[0])
+	}))
 	if err != nil {
 		return idforge.Segment{}, err
 	}
 	return segs[0], nil
 }
 
-// run is the one interception sequence behind Run and RunStrings; after
-// picks a plugin's After step for IDs of type T, if it has one.
-func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error),
-	after func(Plugin) (func(context.Context, Call, []T) ([]T, error), bool)) ([]T, error) {
+// An afterFunc is a plugin's After step for IDs of type T.
+type afterFunc[T any] func(ctx context.Context, c Call, ids []T) ([]T, error)
+
+// afterStep picks the After step of plugins that implement A: after, a
+// method expression such as Afterer.After, bound to the plugin.
+func afterStep[A any, T any](after func(A, context.Context, Call, []T) ([]T, error)) func(Plugin) (afterFunc[T], bool) {
+	return func(p Plugin) (afterFunc[T], bool) {
+		a, ok := p.(A)
+		if !ok {
+			return nil, false
+		}
+		return func(ctx context.Context, c Call, ids []T) ([]T, error) { return after(a, ctx, c, ids) }, true
+	}
+}
+
+// run is the one interception sequence behind Run, RunStrings and
+// RunRange; after picks a plugin's After step for IDs of type T, if it
+// has one.
+func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error), after func(Plugin) (afterFunc[T], bool)) ([]T, error) {
+	if ch.Empty() {
+		return draw()
+	}
 	for _, p := range ch.plugins {
 		b, ok := unwrap(p).(Beforer)
 		if !ok || !applies(p, c.Key) {
