@@ -228,10 +228,28 @@ func (ch *Chain) RunRange(ctx context.Context, c Call, draw func() (idforge.Segm
 	return segs[0], nil
 }
 
-// run is the one interception sequence behind Run and RunStrings; after
-// picks a plugin's After step for IDs of type T, if it has one.
-func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error),
-	after func(Plugin) (func(context.Context, Call, []T) ([]T, error), bool)) ([]T, error) {
+// An afterFunc is a plugin's After step for IDs of type T.
+type afterFunc[T any] func(ctx context.Context, c Call, ids []T) ([]T, error)
+
+// afterStep picks the After step of plugins that implement A: after, a
+// method expression such as Afterer.After, bound to the plugin.
+func afterStep[A any, T any](after func(A, context.Context, Call, []T) ([]T, error)) func(Plugin) (afterFunc[T], bool) {
+	return func(p Plugin) (afterFunc[T], bool) {
+		a, ok := p.(A)
+		if !ok {
+			return nil, false
+		}
+		return func(ctx context.Context, c Call, ids []T) ([]T, error) { return after(a, ctx, c, ids) }, true
+	}
+}
+
+// run is the one interception sequence behind Run, RunStrings and
+// RunRange; after picks a plugin's After step for IDs of type T, if it
+// has one.
+func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error), after func(Plugin) (afterFunc[T], bool)) ([]T, error) {
+	if ch.Empty() {
+		return draw()
+	}
 	for _, p := range ch.plugins {
 		b, ok := unwrap(p).(Beforer)
 		if !ok || !applies(p, c.Key) {
@@ -260,18 +278,6 @@ func run[T any](ch *Chain, ctx context.Context, c Call, draw func() ([]T, error)
 		}
 	}
 	return ids, nil
-}
-
-// afterStep picks a plugin's After step for IDs of type T: step, a method
-// of the interface I, bound to the plugin, if the plugin implements I.
-func afterStep[I any, T any](step func(I, context.Context, Call, []T) ([]T, error)) func(Plugin) (func(context.Context, Call, []T) ([]T, error), bool) {
-	return func(p Plugin) (func(context.Context, Call, []T) ([]T, error), bool) {
-		a, ok := p.(I)
-		if !ok {
-			return nil, false
-		}
-		return func(ctx context.Context, c Call, ids []T) ([]T, error) { return step(a, ctx, c, ids) }, true
-	}
 }
 
 func (ch *Chain) onError(ctx context.Context, c Call, err error) {

@@ -20,6 +20,9 @@
 // They build on StartRenewal (a lease kept by renewing it), Cache and
 // Resume (the fallback to the cached ID when the coordinator is
 // unreachable), and all pass the conformance suite in package workertest.
+//
+// Supervise keeps what issues with a worker ID on a live lease: when a
+// lease is lost it acquires another and rebinds the generator to it.
 package worker
 
 import (

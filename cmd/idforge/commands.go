@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -21,18 +22,15 @@ func cmdNext(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	fs := newFlagSet("next", stderr)
 	nf := newNodeFlags(fs, false)
 	count := fs.Int("n", 1, "how many IDs")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseArgs(fs, args, 1, "one KEY")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("next takes one KEY, got %d arguments", len(pos))
 	}
 	if *count < 1 || *count > maxNext {
 		return usageErr("-n %d: want 1..%d", *count, maxNext)
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		ids, err := n.issuer.TakeStrings(ctx, pos[0], *count)
+	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
+		ids, err := n.Issuer().TakeStrings(ctx, pos[0], *count)
 		if err != nil {
 			return err
 		}
@@ -43,9 +41,8 @@ func cmdNext(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	})
 }
 
-// withNode opens the configured node, runs fn on it and closes it; a
-// failure to close (the final time fence not written) is an error too.
-func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*node) error) error {
+// withNode opens the configured node, runs fn on it and closes it.
+func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, stderr io.Writer, fn func(*node.Node) error) error {
 	cfg, err := nf.load(getenv)
 	if err != nil {
 		return err
@@ -56,35 +53,33 @@ func withNode(ctx context.Context, nf *nodeFlags, getenv func(string) string, st
 		return usageErr("a one-shot command cannot take a ZooKeeper worker ID (they are never reused, and each run would use one up): " +
 			"ask a server, or pass --worker with a number no server uses")
 	}
-	n, err := openNode(ctx, cfg, newLogger(stderr, cfg.LogLevel), cfg.owner(""), getenv)
-	if err != nil {
-		return exitErr(err)
-	}
-	if err := fn(n); err != nil {
-		n.Close()
-		return exitErr(err)
-	}
-	return n.Close()
+	return withOpen(func() (*node.Node, error) {
+		return openNode(ctx, cfg, newLogger(stderr, cfg.LogLevel), cfg.owner(""), getenv)
+	}, fn)
 }
 
-func cmdExplain(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+// loadLayout loads the configuration of a command that decodes or builds
+// IDs without opening a node, and returns its snowflake layout.
+func loadLayout(nf *nodeFlags, getenv func(string) string) (snowflake.Layout, error) {
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return snowflake.Layout{}, err
+	}
+	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
+	return layout, exitErr(err)
+}
+
+func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("explain", stderr)
 	nf := newLayoutFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseArgs(fs, args, 1, "one ID")
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return usageErr("explain takes one ID, got %d arguments", len(pos))
-	}
-	cfg, err := nf.load(getenv)
+	layout, err := loadLayout(nf, getenv)
 	if err != nil {
 		return err
-	}
-	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
-	if err != nil {
-		return exitErr(err)
 	}
 	id, err := strconv.ParseInt(pos[0], 10, 64)
 	if err != nil || id < 0 {
@@ -125,7 +120,7 @@ func cmdExplain(args []string, stdout, stderr io.Writer, getenv func(string) str
 
 // cmdMake forges an ID from its fields (Vesta's makeId), for tests,
 // migrations and range queries ("every ID issued after 08:00").
-func cmdMake(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+func cmdMake(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("make", stderr)
 	nf := newLayoutFlags(fs)
 	at := fs.String("time", "", "time: RFC 3339 or unix milliseconds (required)")
@@ -133,12 +128,8 @@ func cmdMake(args []string, stdout, stderr io.Writer, getenv func(string) string
 	fs.Int64Var(&p.Worker, "worker", 0, "worker ID")
 	fs.Int64Var(&p.Datacenter, "datacenter", 0, "datacenter ID")
 	fs.Int64Var(&p.Sequence, "sequence", 0, "sequence number")
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, "no arguments, only flags"); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return usageErr("make takes no arguments, only flags")
 	}
 	if *at == "" {
 		return usageErr("make needs --time")
@@ -148,13 +139,9 @@ func cmdMake(args []string, stdout, stderr io.Writer, getenv func(string) string
 	} else if p.Time, err = time.Parse(time.RFC3339Nano, *at); err != nil {
 		return usageErr("--time %q: want RFC 3339 or unix milliseconds", *at)
 	}
-	cfg, err := nf.load(getenv)
+	layout, err := loadLayout(nf, getenv)
 	if err != nil {
 		return err
-	}
-	layout, err := snowflake.ParseLayout(cfg.Snowflake.Layout)
-	if err != nil {
-		return exitErr(err)
 	}
 	id, err := layout.Make(p)
 	if err != nil {
@@ -164,7 +151,7 @@ func cmdMake(args []string, stdout, stderr io.Writer, getenv func(string) string
 	return nil
 }
 
-func cmdLayouts(stdout io.Writer) error {
+func cmdLayouts(_ context.Context, _ []string, stdout, _ io.Writer, _ func(string) string) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "PRESET\tIDS/S PER WORKER\tWORKERS\tEXPIRES\tSPEC")
 	for _, name := range snowflake.Presets() {
@@ -199,12 +186,9 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs.Int64Var(&kc.Step, "step", 0, "segment length claimed at once (segment keys; default 1000)")
 	fs.Int64Var(&kc.Start, "start", 0, "first ID issued (segment keys; default 1)")
 	fs.StringVar(&kc.Description, "description", "", "free text")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseArgs(fs, args, 1, "one KEY")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("keys create takes one KEY, got %d arguments", len(pos))
 	}
 	kc.Name = pos[0]
 	k, err := kc.key()
@@ -223,12 +207,8 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("keys list", stderr)
 	nf := newStoreFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return usageErr("keys list takes no arguments")
 	}
 	return withCatalog(ctx, nf, getenv, stderr, func(c *catalog) error {
 		keys, err := c.issuer.Keys(ctx)

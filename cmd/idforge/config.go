@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +16,9 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
@@ -70,22 +71,17 @@ type Config struct {
 	Plugins []PluginConfig `toml:"plugins"`
 }
 
-// SourceConfig declares a sequence source: one URL, or 2^n URLs balanced
-// as v << n | index (compose.Balanced), optionally expanded in memory by
-// Expand bits (compose.Expanded).
+// SourceConfig declares a sequence source: the fields of node.Source,
+// which documents them.
 type SourceConfig struct {
-	Name    string   `toml:"name"`
-	URL     string   `toml:"url"`
-	Balance []string `toml:"balance"`
-	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance;
-	// zero values are compose's defaults, those of JD's logistics
-	// serial-number platform (5m, 200ms, 3, 60s).
+	Name          string   `toml:"name"`
+	URL           string   `toml:"url"`
+	Balance       []string `toml:"balance"`
 	RescueAfter   duration `toml:"rescue_after"`
 	SlowThreshold duration `toml:"slow_threshold"`
 	SlowCount     int      `toml:"slow_count"`
 	SlowWindow    duration `toml:"slow_window"`
-	// Expand hands out v << Expand | 0…2^Expand−1 for every value v.
-	Expand int `toml:"expand"`
+	Expand        int      `toml:"expand"`
 }
 
 // NamedURL names a source or counter given by URL.
@@ -143,39 +139,27 @@ type SegmentConfig struct {
 	LoadTimeout    duration `toml:"load_timeout"`
 }
 
-// KeyConfig declares a key.
+// KeyConfig declares a key: an idforge.Key (key applies the defaults)
+// and the Format and FormatKey of node.Key, which documents them.
 type KeyConfig struct {
 	Name        string `toml:"name"`
 	Strategy    string `toml:"strategy"`
 	Step        int64  `toml:"step"`
 	Start       int64  `toml:"start"`
 	Description string `toml:"description"`
-	// Format is how the key's IDs are shown over /v1/ids (see
-	// obfuscate.ParseFormat): e.g. "base62:min=8", or
-	// "feistel:bits=40+base62:min=7" to hide order and volume.
-	Format string `toml:"format"`
-	// FormatKey is the permutation's key when Format has a feistel stage:
-	// "env:VARNAME" (recommended) or the key itself, 16 bytes or more.
-	FormatKey string `toml:"format_key"`
+	Format      string `toml:"format"`
+	FormatKey   string `toml:"format_key"`
 }
 
-// PluginConfig declares a plugin run around every issue.
+// PluginConfig declares a plugin run around every issue: the fields of
+// plugin.Config, which documents, checks and builds them.
 type PluginConfig struct {
-	// Kind is history (a log line per issue), rate (per-key counters in
-	// /metrics) or obfuscate (a keyed permutation of integer IDs).
-	Kind string `toml:"kind"`
-	// Keys limits the plugin to these keys; empty means every key.
-	Keys []string `toml:"keys"`
-	// Order places the plugin: smaller runs first.
-	Order int `toml:"order"`
-	// Bits and Key configure obfuscate: the permutation's width (IDs must
-	// stay below 2^Bits) and its key ("env:VARNAME" or the key itself).
-	Bits int    `toml:"bits"`
-	Key  string `toml:"key"`
-	// File sends history to its own file, one JSON object per line,
-	// appended (relative paths are under the data directory); by default
-	// history goes to the process log.
-	File string `toml:"file"`
+	Kind  string   `toml:"kind"`
+	Keys  []string `toml:"keys"`
+	Order int      `toml:"order"`
+	Bits  int      `toml:"bits"`
+	Key   string   `toml:"key"`
+	File  string   `toml:"file"`
 }
 
 // duration is a time.Duration written as "5ms", "15m" in the file.
@@ -463,17 +447,8 @@ func (c *Config) validate() error {
 		serials[sc.Name] = true
 	}
 	for i, p := range c.Plugins {
-		if p.File != "" && p.Kind != "history" {
-			return usageErr("plugins[%d]: file is for history, not %s", i, p.Kind)
-		}
-		switch p.Kind {
-		case "history", "rate":
-		case "obfuscate":
-			if p.Bits < 1 || p.Bits > 63 || p.Key == "" {
-				return usageErr("plugins[%d]: obfuscate needs bits (1..63) and key", i)
-			}
-		default:
-			return usageErr("plugins[%d]: unknown kind %q (want history, rate or obfuscate)", i, p.Kind)
+		if err := plugin.Check(plugin.Config(p)); err != nil {
+			return usageIn(err, "plugins[%d]", i)
 		}
 	}
 	seen := map[string]bool{}
@@ -549,27 +524,10 @@ func (c *Config) owner(listen string) string {
 	return net.JoinHostPort(host, port)
 }
 
-// secret reads a configured secret: "env:VARNAME" from the environment,
-// anything else as written.
-func secret(v string, getenv func(string) string) ([]byte, error) {
-	name, ok := strings.CutPrefix(v, "env:")
-	if !ok {
-		return []byte(v), nil
-	}
-	val := getenv(name)
-	if val == "" {
-		return nil, usageErr("environment variable %s is not set", name)
-	}
-	return []byte(val), nil
-}
-
 // storeURL is the configured store, or SQLite in the data directory.
 func (c *Config) storeURL(dataDir string) string {
 	if c.Store != "" {
 		return c.Store
 	}
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
-	return "sqlite://" + filepath.Join(dataDir, "idforge.db")
+	return node.DefaultStoreURL(dataDir)
 }

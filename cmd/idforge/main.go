@@ -27,6 +27,7 @@ import (
 	"syscall"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/errctx"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; without
@@ -61,6 +62,15 @@ Run 'idforge COMMAND -h' for a command's flags. Every flag also reads an
 IDFORGE_* environment variable (e.g. --data ↔ IDFORGE_DATA).
 `
 
+// A command runs one subcommand on the arguments after its name.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error
+
+// commands are the subcommands, by name.
+var commands = map[string]command{
+	"serve": cmdServe, "next": cmdNext, "explain": cmdExplain, "keys": cmdKeys, "make": cmdMake,
+	"layouts": cmdLayouts, "serial": cmdSerial, "tickets": cmdTickets, "migrate": cmdMigrate,
+}
+
 // run executes one command line and returns the exit status: 0 success,
 // 1 failure, 2 bad usage.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
@@ -69,28 +79,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return 2
 	}
 	var err error
-	switch cmd, rest := args[0], args[1:]; cmd {
-	case "serve":
-		err = cmdServe(ctx, rest, stderr, getenv)
-	case "next":
-		err = cmdNext(ctx, rest, stdout, stderr, getenv)
-	case "explain":
-		err = cmdExplain(rest, stdout, stderr, getenv)
-	case "keys":
-		err = cmdKeys(ctx, rest, stdout, stderr, getenv)
-	case "make":
-		err = cmdMake(rest, stdout, stderr, getenv)
-	case "layouts":
-		err = cmdLayouts(stdout)
-	case "serial":
-		err = cmdSerial(ctx, rest, stdout, stderr, getenv)
-	case "tickets":
-		err = cmdTickets(ctx, rest, stdout, stderr)
-	case "migrate":
-		err = cmdMigrate(ctx, rest, stdout, stderr, getenv)
-	case "version":
+	switch cmd, c := args[0], commands[args[0]]; {
+	case c != nil:
+		err = c(ctx, args[1:], stdout, stderr, getenv)
+	case cmd == "version":
 		fmt.Fprintln(stdout, "idforge", versionString())
-	case "help", "-h", "-help", "--help":
+	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
 		fmt.Fprint(stdout, usage)
 	default:
 		err = usageErr("unknown command %q (run 'idforge help')", cmd)
@@ -112,7 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 // prefix begins every message idforge prints about a failure, once.
 // idforge's own errors (its sentinels, and everything wrapping them)
 // already begin with it.
-const prefix = "idforge: "
+const prefix = errctx.Prefix
 
 // errorLine is the line the command prints for err: the error as it is,
 // given the prefix when it has none of its own.
@@ -124,17 +118,9 @@ func errorLine(err error) string {
 	return prefix + msg
 }
 
-// inContext adds where err happened to it. An error that begins with the
-// prefix is one of idforge's own, whose message starts with what went
-// wrong: the context goes after it, so that the message names idforge
-// once and the reason first. Any other error gets the context in front.
-func inContext(err error, format string, args ...any) error {
-	where := fmt.Sprintf(format, args...)
-	if strings.HasPrefix(err.Error(), prefix) {
-		return fmt.Errorf("%w (%s)", err, where)
-	}
-	return fmt.Errorf("%s: %w", where, err)
-}
+// inContext adds where err happened to it: after an error of idforge's
+// own, before any other (see errctx.In).
+var inContext = errctx.In
 
 func versionString() string {
 	if version != "" {
@@ -171,6 +157,36 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// parseArgs parses args as parseFlags does and wants n positional
+// arguments, which what describes for the usage error ("next takes one
+// KEY, got 2 arguments").
+func parseArgs(fs *flag.FlagSet, args []string, n int, what string) ([]string, error) {
+	pos, err := parseFlags(fs, args)
+	if err != nil || len(pos) == n {
+		return pos, err
+	}
+	name := strings.TrimPrefix(fs.Name(), "idforge ")
+	if n == 0 {
+		return nil, usageErr("%s takes %s, got %q", name, what, pos)
+	}
+	return nil, usageErr("%s takes %s, got %d arguments", name, what, len(pos))
+}
+
+// withOpen opens a node or a catalog with open, runs fn on it and closes
+// it; a failure to close (a node's final time fence not written) is an
+// error too.
+func withOpen[T io.Closer](open func() (T, error), fn func(T) error) error {
+	x, err := open()
+	if err != nil {
+		return exitErr(err)
+	}
+	if err := fn(x); err != nil {
+		x.Close()
+		return exitErr(err)
+	}
+	return x.Close()
 }
 
 // newLogger returns the process logger: text to stderr at level.

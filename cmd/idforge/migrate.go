@@ -23,12 +23,8 @@ type tableCreator interface {
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("migrate", stderr)
 	nf := newStoreFlags(fs)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
-	}
-	if len(pos) != 0 {
-		return usageErr("migrate takes no arguments")
 	}
 	cfg, err := nf.load(getenv)
 	if err != nil {

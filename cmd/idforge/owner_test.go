@@ -42,17 +42,3 @@ func TestCommandRefusesZooKeeperWorker(t *testing.T) {
 		t.Fatalf("next with a ZooKeeper worker: exit %d, %q; want 2 and a reason", code, stderr)
 	}
 }
-
-func TestSharedStore(t *testing.T) {
-	for url, want := range map[string]bool{
-		"sqlite:///data/idforge.db":              false,
-		"memory:":                                false,
-		"mysql://root@127.0.0.1:3306/idforge":    true,
-		"postgres://postgres@127.0.0.1/idforge":  true,
-		"redis+mysql://127.0.0.1:6379/0?sql=...": true,
-	} {
-		if got := sharedStore(url); got != want {
-			t.Errorf("sharedStore(%q) = %v, want %v", url, got, want)
-		}
-	}
-}

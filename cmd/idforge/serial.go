@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/sequence/tickets"
 	"github.com/idforge/idforge/serial"
 )
@@ -37,18 +38,15 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	count := fs.Int("n", 1, "how many serials")
 	params := paramFlags{}
 	fs.Var(params, "param", "a template parameter, NAME=VALUE (repeatable)")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseArgs(fs, args, 1, "one NAME (or: serial check TEMPLATE)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("serial takes one NAME (or: serial check TEMPLATE), got %d arguments", len(pos))
 	}
 	if *count < 1 || *count > 10_000 {
 		return usageErr("-n %d: want 1..10000", *count)
 	}
-	return withNode(ctx, nf, getenv, stderr, func(n *node) error {
-		values, err := n.issuer.NextSerial(ctx, pos[0], *count, params)
+	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
+		values, err := n.Issuer().NextSerial(ctx, pos[0], *count, params)
 		if err != nil {
 			return err
 		}
@@ -71,12 +69,9 @@ func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
 	tz := fs.String("tz", "UTC", "time zone of the dates")
 	params := paramFlags{}
 	fs.Var(params, "param", "an example parameter, NAME=VALUE (repeatable)")
-	pos, err := parseFlags(fs, args)
+	pos, err := parseArgs(fs, args, 1, "one TEMPLATE (quote it)")
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		return usageErr("serial check takes one TEMPLATE (quote it), got %d arguments", len(pos))
 	}
 	loc, err := time.LoadLocation(*tz)
 	if err != nil {
@@ -112,7 +107,7 @@ var _ idforge.Generator = standIn{}
 
 // cmdTickets shows (status) or grows (expand) a set of Flickr-style ticket
 // servers: idforge tickets status URL…; idforge tickets expand --to N URL….
-func cmdTickets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdTickets(ctx context.Context, args []string, stdout, stderr io.Writer, _ func(string) string) error {
 	if len(args) == 0 {
 		return usageErr("tickets needs a subcommand: status or expand")
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/grpcapi"
 	"github.com/idforge/idforge/server/httpapi"
@@ -25,10 +26,10 @@ import (
 // httpHandler assembles everything served over HTTP: idforge's own API,
 // the Tinyid and Vesta compatibility endpoints and the admin page, behind
 // authentication when tokens are configured.
-func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
+func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.issuer, httpapi.Options{Logger: log, Metrics: n.metrics.Handler()}))
-	c := compat.New(n.issuer, compat.Options{Logger: log})
+	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
+	c := compat.New(n.Issuer(), compat.Options{Logger: log})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
 	}
@@ -43,7 +44,7 @@ func httpHandler(n *node, log *slog.Logger, authn *auth.Authenticator) http.Hand
 
 // grpcServer assembles the gRPC server: the IDForge service, health and
 // reflection, with the same TLS and tokens as HTTP.
-func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig *tls.Config) (*grpc.Server, *grpcapi.Server) {
+func grpcServer(n *node.Node, log *slog.Logger, authn *auth.Authenticator, tlsConfig *tls.Config) (*grpc.Server, *grpcapi.Server) {
 	var opts []grpc.ServerOption
 	if tlsConfig != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(tlsConfig)))
@@ -54,7 +55,7 @@ func grpcServer(n *node, log *slog.Logger, authn *auth.Authenticator, tlsConfig 
 			grpc.ChainStreamInterceptor(authn.StreamInterceptor()))
 	}
 	g := grpc.NewServer(opts...)
-	api := grpcapi.New(n.issuer, grpcapi.Options{Logger: log})
+	api := grpcapi.New(n.Issuer(), grpcapi.Options{Logger: log})
 	api.Register(g)
 	return g, api
 }
@@ -76,15 +77,11 @@ func checkListenAddr(setting, addr string) error {
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
-func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(string) string) error {
+func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("serve", stderr)
 	nf := newNodeFlags(fs, true)
-	pos, err := parseFlags(fs, args)
-	if err != nil {
+	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
-	}
-	if len(pos) > 0 {
-		return usageErr("serve takes no arguments, got %q", pos)
 	}
 	cfg, err := nf.load(getenv)
 	if err != nil {
@@ -156,19 +153,19 @@ func cmdServe(ctx context.Context, args []string, stderr io.Writer, getenv func(
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 	}
-	layout := n.snow.Layout()
+	layout := n.Snowflake().Layout()
 	grpcAddr := ""
 	if gln != nil {
 		grpcAddr = gln.Addr().String()
 	}
-	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.dir.Path(),
-		"store", dsn.RedactedString(cfg.storeURL(n.dir.Path())), "layout", layout.String(),
-		"worker", n.snow.Worker(), "datacenter", n.snow.Datacenter(),
+	log.Info("idforge serving", "http", ln.Addr().String(), "grpc", grpcAddr, "data", n.Dir(),
+		"store", dsn.RedactedString(n.StoreURL()), "layout", layout.String(),
+		"worker", n.Snowflake().Worker(), "datacenter", n.Snowflake().Datacenter(),
 		"layout_expires", layout.Expires().Format(time.RFC3339), "version", versionString())
 
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
 	defer stopRefresh()
-	go n.issuer.RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+	go n.Issuer().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

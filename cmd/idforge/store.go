@@ -48,36 +48,27 @@ func createDatabase(storeURL string, err error) string {
 	host, port := u.Hostname(), u.Port()
 	user := u.User.Username()
 	_, hasPassword := u.User.Password()
+	// command is name with the options (flag, value, …) whose value is set.
+	command := func(name string, options ...string) []string {
+		cmd := []string{name}
+		for i := 0; i+1 < len(options); i += 2 {
+			if options[i+1] != "" {
+				cmd = append(cmd, options[i], options[i+1])
+			}
+		}
+		return cmd
+	}
 	var my *mysql.MySQLError
 	var pg *pgconn.PgError
 	switch {
 	case errors.As(err, &my) && my.Number == mysqlUnknownDatabase:
-		cmd := []string{"mysql"}
-		if host != "" {
-			cmd = append(cmd, "-h", host)
-		}
-		if port != "" {
-			cmd = append(cmd, "-P", port)
-		}
-		if user != "" {
-			cmd = append(cmd, "-u", user)
-		}
+		cmd := command("mysql", "-h", host, "-P", port, "-u", user)
 		if hasPassword {
 			cmd = append(cmd, "-p")
 		}
 		return strings.Join(cmd, " ") + " -e 'CREATE DATABASE `" + name + "`'"
 	case errors.As(err, &pg) && pg.Code == postgresNoDatabase:
-		cmd := []string{"createdb"}
-		if host != "" {
-			cmd = append(cmd, "-h", host)
-		}
-		if port != "" {
-			cmd = append(cmd, "-p", port)
-		}
-		if user != "" {
-			cmd = append(cmd, "-U", user)
-		}
-		return strings.Join(append(cmd, "'"+name+"'"), " ")
+		return strings.Join(append(command("createdb", "-h", host, "-p", port, "-U", user), "'"+name+"'"), " ")
 	}
 	return ""
 }
@@ -101,9 +92,8 @@ func databaseURL(storeURL string) *url.URL {
 // and issues nothing; it locks the data directory only when the store
 // lives there (the default SQLite database), which one process owns.
 type catalog struct {
-	issuer *issuer.Issuer
-	store  idforge.Store
-	dir    *datadir.Dir
+	issuer  *issuer.Issuer
+	closers []io.Closer // the data directory, the store, the issuer: closed last to first
 }
 
 // openCatalog opens the configured store for reading and defining keys.
@@ -115,7 +105,7 @@ func openCatalog(ctx context.Context, cfg Config, stderr io.Writer) (*catalog, e
 		if err != nil {
 			return nil, err
 		}
-		c.dir, dataDir = dir, dir.Path()
+		c.closers, dataDir = append(c.closers, dir), dir.Path()
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	st, err := openStore(ctx, cfg.storeURL(dataDir), store.Options{DataDir: dataDir, Logger: log})
@@ -123,7 +113,7 @@ func openCatalog(ctx context.Context, cfg Config, stderr io.Writer) (*catalog, e
 		c.Close()
 		return nil, err
 	}
-	c.store = st
+	c.closers = append(c.closers, st)
 	// Configured sources are keys too (strategy source): listed by name,
 	// never opened here.
 	sources := make(map[string]idforge.Generator, len(cfg.Sources))
@@ -131,20 +121,15 @@ func openCatalog(ctx context.Context, cfg Config, stderr io.Writer) (*catalog, e
 		sources[sc.Name] = unopenedSource(sc.Name)
 	}
 	c.issuer = issuer.New(st, nil, issuer.Settings{Logger: log, Sources: sources})
+	c.closers = append(c.closers, c.issuer)
 	return c, nil
 }
 
 // Close closes the issuer, the store and the data directory.
 func (c *catalog) Close() error {
 	var errs []error
-	if c.issuer != nil {
-		errs = append(errs, c.issuer.Close())
-	}
-	if c.store != nil {
-		errs = append(errs, c.store.Close())
-	}
-	if c.dir != nil {
-		errs = append(errs, c.dir.Close())
+	for i := len(c.closers) - 1; i >= 0; i-- {
+		errs = append(errs, c.closers[i].Close())
 	}
 	return errors.Join(errs...)
 }
@@ -155,15 +140,7 @@ func withCatalog(ctx context.Context, nf *nodeFlags, getenv func(string) string,
 	if err != nil {
 		return err
 	}
-	c, err := openCatalog(ctx, cfg, stderr)
-	if err != nil {
-		return exitErr(err)
-	}
-	if err := fn(c); err != nil {
-		c.Close()
-		return exitErr(err)
-	}
-	return c.Close()
+	return withOpen(func() (*catalog, error) { return openCatalog(ctx, cfg, stderr) }, fn)
 }
 
 // unopenedSource stands for a configured sequence source in a command
