@@ -5,16 +5,51 @@
 // vocabulary (Code, codes.go) from which every transport and the client
 // take their HTTP statuses, gRPC codes and retry rules.
 //
-// The strategies live in their own packages:
+// # Where each rule lives
 //
+// Every rule has one owner; change it there and every caller follows.
+//
+//   - idforge (this package): the contracts (Generator, Store, Key and its
+//     limits in Key.Validate, Clock), the sentinel errors (errors.go) and the
+//     one error vocabulary (codes.go: each Code's HTTP status, gRPC code and
+//     whether a retry may succeed).
 //   - segment: Leaf-style number segments claimed from a store, double
-//     buffered in memory, strictly increasing per node;
-//   - snowflake: 63-bit time + datacenter + worker + sequence IDs with a
-//     configurable layout, clock-rollback guard and a persisted time fence.
+//     buffered in memory, strictly increasing per node; adaptive step.
+//   - snowflake: 63-bit time + datacenter + worker + sequence IDs: layouts
+//     and presets, explain/make, the clock-rollback guard, the time fence.
+//   - timeid: UUIDv7 and ULID. serial: the serial-number template language
+//     and the proof that an accepted template never repeats a value.
+//     obfuscate: keyed permutations and string forms (base62, Sqids).
+//   - sequence: sources and per-period counters behind one small interface
+//     (redis, memcache, sqlrow, autoinc, tickets); sequence/compose: the
+//     bitwise load balancing and memory expansion over any of them.
+//   - worker: worker-ID providers and leases (static, file, k8s; etcd,
+//     zookeeper, redis, sql), the renewal with fencing, the local cache and
+//     Supervise, which keeps a generator on a live lease across losses.
+//   - store: the backend registry; store/internal/sqlstore the one SQL
+//     store that store/mysql, store/postgres and store/sqlite are dialects
+//     of; store/redis (Redis in front of one of them); store/memstore for
+//     tests; store/storetest the conformance suite every backend runs.
+//   - issuer: routes a key to its strategy, applies formats and plugins;
+//     plugin: interceptors around every issue and the registry of kinds.
+//   - node: assembles a whole node (data directory, store, worker lease,
+//     generator, sources, plugins, issuer, metrics) from plain Settings, for
+//     the binary and for Go programs that embed idforge. datadir: the
+//     node's locked directory and time fence. metrics: Prometheus.
+//   - server/httpapi, server/grpcapi, server/compat (Leaf, Tinyid, Vesta
+//     endpoints), server/ui (the admin page); auth: tokens and rights;
+//     client: the Go client with local caching and fail-over.
+//   - internal/registry: the one scheme registry behind store, worker and
+//     sequence; internal/dsn: URL parsing, typed query parameters and
+//     password redaction; internal/httperr and internal/grpcerr: the error
+//     answer of every transport; internal/errctx: how context is added to
+//     an error; internal/wait, internal/atomicmax: the context-aware sleep
+//     and the forward-only high-water mark.
+//   - cmd/idforge: flags, the config file and the commands, wired onto node.
 //
-// Backends live under store/ and register themselves with store.Register;
-// only the idforge binary relies on that registry. A Go program that embeds
-// idforge builds the backend it wants and passes it in.
+// Backends register themselves by URL scheme; only the idforge binary
+// relies on the registries. A Go program that embeds idforge builds the
+// backend it wants and passes it in, or calls node.Open.
 //
 // The guarantees every part keeps: within a key no value is ever issued
 // twice (gaps are allowed); segment keys strictly increase per node;
