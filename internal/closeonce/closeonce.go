@@ -4,7 +4,12 @@
 // Close in idforge agrees on which call does the work.
 package closeonce
 
-import "sync"
+import (
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+)
 
 // Claim locks mu and reports whether this call is the first to close: it
 // sets *closed and returns true with mu still held, so the caller can do
@@ -29,4 +34,18 @@ func First(mu sync.Locker, closed *bool) bool {
 	}
 	mu.Unlock()
 	return true
+}
+
+// CloseAll is the lock-free flavour for an owner whose Close only closes
+// what it owns: the first call sets closed and closes every one of cs,
+// joining their errors; later calls return nil at once.
+func CloseAll[C io.Closer](closed *atomic.Bool, cs []C) error {
+	if closed.Swap(true) {
+		return nil
+	}
+	var errs []error
+	for _, c := range cs {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }

@@ -2,6 +2,7 @@ package closeonce
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -45,5 +46,24 @@ func TestClaimHoldsLockForWinner(t *testing.T) {
 	}
 	if !mu.TryLock() {
 		t.Fatal("loser left the lock held")
+	}
+}
+
+type countCloser struct{ n *int }
+
+func (c countCloser) Close() error { *c.n++; return nil }
+
+// CloseAll closes what it owns on the first call only.
+func TestCloseAllOnce(t *testing.T) {
+	var closed atomic.Bool
+	var n int
+	cs := []countCloser{{&n}, {&n}}
+	for range 3 {
+		if err := CloseAll(&closed, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n != 2 {
+		t.Fatalf("%d closes, want 2", n)
 	}
 }
