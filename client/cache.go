@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 )
 
 // refetchPause is how long a failed background fetch keeps the next one
@@ -339,13 +340,9 @@ func (c *cached) Key(key string) idforge.BatchGenerator { return keyGen{c, key} 
 // Close stops the background fetches, drops the cached IDs (gaps) and
 // closes the connections.
 func (c *cached) Close() error {
-	c.mu.Lock()
-	if c.done {
-		c.mu.Unlock()
+	if !closeonce.First(&c.mu, &c.done) {
 		return nil
 	}
-	c.done = true
-	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
 	return c.remote.Close()

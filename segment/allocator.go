@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 )
 
 // Defaults for the zero values of Settings.
@@ -678,12 +679,9 @@ func (a *Allocator) Stats() Stats {
 // abandoned: a gap, never a duplicate. Close is idempotent; it returns the
 // hand-back's error, if any.
 func (a *Allocator) Close() error {
-	a.mu.Lock()
-	if a.closed {
-		a.mu.Unlock()
+	if !closeonce.Claim(&a.mu, &a.closed) {
 		return nil
 	}
-	a.closed = true
 	b := a.cur.Swap(closedBuffer)
 	close(a.closing)
 	a.stopLoads()

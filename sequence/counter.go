@@ -17,6 +17,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 )
 
@@ -412,13 +413,9 @@ func (c *Counter) Mark() Mark { return *c.mark.Load() }
 // number, and closes the store if the counter opened it (OpenCounter). It
 // is idempotent.
 func (c *Counter) Close() error {
-	c.life.Lock()
-	if c.closed {
-		c.life.Unlock()
+	if !closeonce.First(&c.life, &c.closed) {
 		return nil
 	}
-	c.closed = true
-	c.life.Unlock()
 	var errs []error
 	if c.file != "" {
 		m := *c.mark.Load()

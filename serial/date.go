@@ -258,42 +258,43 @@ func (p *datePart) render(dst []byte, t time.Time) ([]byte, error) {
 				return dst, fmt.Errorf("serial: date at col %d: year %d has no 4-digit form", p.col, year)
 			}
 			if op.code == opYear2 {
-				dst = appendPadded(dst, year%100, 2)
+				dst = appendPadded(dst, year%100, 2, '0')
 			} else {
-				dst = appendPadded(dst, year, 4)
+				dst = appendPadded(dst, year, 4, '0')
 			}
 		case opMonth:
-			dst = appendPadded(dst, int(month), op.width)
+			dst = appendPadded(dst, int(month), op.width, '0')
 		case opDay:
-			dst = appendPadded(dst, day, op.width)
+			dst = appendPadded(dst, day, op.width, '0')
 		case opYearDay:
-			dst = appendPadded(dst, t.YearDay(), op.width)
+			dst = appendPadded(dst, t.YearDay(), op.width, '0')
 		case opHour:
-			dst = appendPadded(dst, hour, op.width)
+			dst = appendPadded(dst, hour, op.width, '0')
 		case opHour12:
 			h := hour % 12
 			if h == 0 {
 				h = 12
 			}
-			dst = appendPadded(dst, h, op.width)
+			dst = appendPadded(dst, h, op.width, '0')
 		case opMinute:
-			dst = appendPadded(dst, minute, op.width)
+			dst = appendPadded(dst, minute, op.width, '0')
 		case opSecond:
-			dst = appendPadded(dst, second, op.width)
+			dst = appendPadded(dst, second, op.width, '0')
 		case opFrac:
 			ns := t.Nanosecond()
 			for range 9 - op.width {
 				ns /= 10
 			}
-			dst = appendPadded(dst, ns, op.width)
+			dst = appendPadded(dst, ns, op.width, '0')
 		}
 	}
 	return dst, nil
 }
 
-// appendPadded appends the decimal form of v ≥ 0, zero-padded to width.
-func appendPadded(dst []byte, v, width int) []byte {
-	var b [20]byte
+// appendPadded appends the decimal form of v ≥ 0, padded on the left
+// with pad to width: date fields pad with '0', seq parts with their own.
+func appendPadded[I ~int | ~int64](dst []byte, v I, width int, pad byte) []byte {
+	var b [maxInt64Digits]byte
 	i := len(b)
 	for v >= 10 {
 		i--
@@ -303,7 +304,7 @@ func appendPadded(dst []byte, v, width int) []byte {
 	i--
 	b[i] = byte('0' + v)
 	for n := len(b) - i; n < width; n++ {
-		dst = append(dst, '0')
+		dst = append(dst, pad)
 	}
 	return append(dst, b[i:]...)
 }

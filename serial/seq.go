@@ -157,19 +157,7 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 	if p.width > 0 && n > p.width {
 		return dst, p.tooWide(fmt.Sprintf("the next, %d, has more digits", v))
 	}
-	for ; n < p.width; n++ {
-		dst = append(dst, p.pad)
-	}
-	var b [maxInt64Digits]byte
-	i := len(b)
-	for v >= 10 {
-		i--
-		b[i] = byte('0' + v%10)
-		v /= 10
-	}
-	i--
-	b[i] = byte('0' + v)
-	return append(dst, b[i:]...), nil
+	return appendPadded(dst, v, p.width, p.pad), nil
 }
 
 // sourceErr wraps an error of the part's source. A bounded source that

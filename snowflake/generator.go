@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 )
 
 // Defaults for the zero values of Settings.
@@ -675,12 +676,9 @@ func (g *Generator) msTime(ms int64) time.Time {
 // restart needs no wait. Close is idempotent; only the first call can
 // return an error (the Fence's, wrapped).
 func (g *Generator) Close() error {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	if !closeonce.Claim(&g.mu, &g.closed) {
 		return nil
 	}
-	g.closed = true
 	issued, last := g.issued, g.last
 	g.mu.Unlock()
 	if g.fence == nil {

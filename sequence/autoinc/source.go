@@ -13,6 +13,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
@@ -199,14 +200,7 @@ func (t *table) next(ctx context.Context) (int64, error) {
 
 // Close closes the pools the source opened (Open). It is idempotent.
 func (s *Source) Close() error {
-	if s.closed.Swap(true) {
-		return nil
-	}
-	var errs []error
-	for _, d := range s.owned {
-		errs = append(errs, d.Close())
-	}
-	return errors.Join(errs...)
+	return closeonce.CloseAll(&s.closed, s.owned)
 }
 
 // Migrate creates an auto-increment table if it is missing:

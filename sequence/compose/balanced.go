@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
 )
@@ -535,12 +536,5 @@ func (b *Balanced) Stats() []SourceStats {
 // OpenBalanced opened; those given to NewBalanced stay open. It is
 // idempotent.
 func (b *Balanced) Close() error {
-	if b.closed.Swap(true) {
-		return nil
-	}
-	var errs []error
-	for _, c := range b.owned {
-		errs = append(errs, c.Close())
-	}
-	return errors.Join(errs...)
+	return closeonce.CloseAll(&b.closed, b.owned)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -514,12 +515,9 @@ func (e *Expanded) Stats() ExpandedStats {
 // are never issued: a gap. Close does not close the inner source. It is
 // idempotent.
 func (e *Expanded) Close() error {
-	e.mu.Lock()
-	if e.closed {
-		e.mu.Unlock()
+	if !closeonce.Claim(&e.mu, &e.closed) {
 		return nil
 	}
-	e.closed = true
 	e.cur.Store(e.dead)
 	e.more.Broadcast()
 	e.mu.Unlock()

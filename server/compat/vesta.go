@@ -126,6 +126,22 @@ func requiredInt(q url.Values, name string) (int64, error) {
 	return v, err
 }
 
+// vestaRequest reads what every Vesta call that takes fields starts with,
+// in this order: the node's layout, the parameters, and the required
+// decimal parameter name.
+func (h *handler) vestaRequest(w http.ResponseWriter, r *http.Request, name string) (vestaLayout, url.Values, int64, error) {
+	v, err := h.layout()
+	if err != nil {
+		return v, nil, 0, err
+	}
+	q, err := params(w, r)
+	if err != nil {
+		return v, nil, 0, err
+	}
+	n, err := requiredInt(q, name)
+	return v, q, n, err
+}
+
 // vestaGenID serves /genid: an ID of the node's generator, plain text.
 func (h *handler) vestaGenID(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := h.withTimeout(r)
@@ -140,17 +156,7 @@ func (h *handler) vestaGenID(w http.ResponseWriter, r *http.Request) {
 
 // vestaExpID serves /expid?id=: the ID's fields in Vesta's JSON.
 func (h *handler) vestaExpID(w http.ResponseWriter, r *http.Request) {
-	v, err := h.layout()
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	q, err := params(w, r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	id, err := requiredInt(q, "id")
+	v, _, id, err := h.vestaRequest(w, r, "id")
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -172,17 +178,7 @@ func (h *handler) vestaExpID(w http.ResponseWriter, r *http.Request) {
 // vestaTransTime serves /transtime?time=: the start of that tick of the
 // time field, as Java's Date.toString writes it.
 func (h *handler) vestaTransTime(w http.ResponseWriter, r *http.Request) {
-	v, err := h.layout()
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	q, err := params(w, r)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	ticks, err := requiredInt(q, "time")
+	v, _, ticks, err := h.vestaRequest(w, r, "time")
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -206,15 +202,7 @@ func (h *handler) vestaMakeID(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) makeID(w http.ResponseWriter, r *http.Request) (int64, error) {
-	v, err := h.layout()
-	if err != nil {
-		return 0, err
-	}
-	q, err := params(w, r)
-	if err != nil {
-		return 0, err
-	}
-	ticks, err := requiredInt(q, "time")
+	v, q, ticks, err := h.vestaRequest(w, r, "time")
 	if err != nil {
 		return 0, err
 	}

@@ -134,35 +134,40 @@ func (s *Server) checkCount(what string, n int64) error {
 	return nil
 }
 
-// Next returns one ID for a key of any strategy.
-func (s *Server) Next(ctx context.Context, req *idforgev1.NextRequest) (*idforgev1.NextResponse, error) {
-	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
-		return nil, s.toStatus("Next", err)
+// issue runs an issuing RPC, method: it checks the key or serial name and
+// the count n, bounds call with the server's timeout, and answers a
+// failure with its status (and a nil response).
+func issue[R any](s *Server, ctx context.Context, method, name string, n int64, call func(ctx context.Context, n int) (R, error)) (R, error) {
+	var none R
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return none, s.toStatus(method, err)
+	}
+	if err := s.checkCount("count", n); err != nil {
+		return none, s.toStatus(method, err)
 	}
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	id, err := s.iss.Next(ctx, req.GetKey())
+	r, err := call(ctx, int(n))
 	if err != nil {
-		return nil, s.toStatus("Next", err)
+		return none, s.toStatus(method, err)
 	}
-	return &idforgev1.NextResponse{Id: id}, nil
+	return r, nil
+}
+
+// Next returns one ID for a key of any strategy.
+func (s *Server) Next(ctx context.Context, req *idforgev1.NextRequest) (*idforgev1.NextResponse, error) {
+	return issue(s, ctx, "Next", req.GetKey(), 1, func(ctx context.Context, _ int) (*idforgev1.NextResponse, error) {
+		id, err := s.iss.Next(ctx, req.GetKey())
+		return &idforgev1.NextResponse{Id: id}, err
+	})
 }
 
 // NextBatch returns count IDs, 1 to Options.MaxCount.
 func (s *Server) NextBatch(ctx context.Context, req *idforgev1.NextBatchRequest) (*idforgev1.NextBatchResponse, error) {
-	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
-		return nil, s.toStatus("NextBatch", err)
-	}
-	if err := s.checkCount("count", int64(req.GetCount())); err != nil {
-		return nil, s.toStatus("NextBatch", err)
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	ids, err := s.iss.NextN(ctx, req.GetKey(), int(req.GetCount()))
-	if err != nil {
-		return nil, s.toStatus("NextBatch", err)
-	}
-	return &idforgev1.NextBatchResponse{Ids: ids}, nil
+	return issue(s, ctx, "NextBatch", req.GetKey(), int64(req.GetCount()), func(ctx context.Context, n int) (*idforgev1.NextBatchResponse, error) {
+		ids, err := s.iss.NextN(ctx, req.GetKey(), n)
+		return &idforgev1.NextBatchResponse{Ids: ids}, err
+	})
 }
 
 // countOrOne is the count of a call whose count field may be left at 0
@@ -179,20 +184,10 @@ func countOrOne(count int32) int64 {
 // template's width= runs out within the batch), rendered with the
 // request's template parameters.
 func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialRequest) (*idforgev1.NextSerialResponse, error) {
-	if err := idforge.ValidateKeyName(req.GetName()); err != nil {
-		return nil, s.toStatus("NextSerial", err)
-	}
-	n := countOrOne(req.GetCount())
-	if err := s.checkCount("count", n); err != nil {
-		return nil, s.toStatus("NextSerial", err)
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	values, err := s.iss.NextSerial(ctx, req.GetName(), int(n), req.GetParams())
-	if err != nil {
-		return nil, s.toStatus("NextSerial", err)
-	}
-	return &idforgev1.NextSerialResponse{Values: values}, nil
+	return issue(s, ctx, "NextSerial", req.GetName(), countOrOne(req.GetCount()), func(ctx context.Context, n int) (*idforgev1.NextSerialResponse, error) {
+		values, err := s.iss.NextSerial(ctx, req.GetName(), n, req.GetParams())
+		return &idforgev1.NextSerialResponse{Values: values}, err
+	})
 }
 
 // NextStrings returns count IDs of a key as text (0 means 1, at most
@@ -200,20 +195,10 @@ func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialReques
 // request's format or else the key's configured one for keys of integer
 // IDs.
 func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequest) (*idforgev1.NextStringsResponse, error) {
-	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
-		return nil, s.toStatus("NextStrings", err)
-	}
-	n := countOrOne(req.GetCount())
-	if err := s.checkCount("count", n); err != nil {
-		return nil, s.toStatus("NextStrings", err)
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	ids, err := s.iss.NextStrings(ctx, req.GetKey(), int(n), req.GetFormat())
-	if err != nil {
-		return nil, s.toStatus("NextStrings", err)
-	}
-	return &idforgev1.NextStringsResponse{Ids: ids}, nil
+	return issue(s, ctx, "NextStrings", req.GetKey(), countOrOne(req.GetCount()), func(ctx context.Context, n int) (*idforgev1.NextStringsResponse, error) {
+		ids, err := s.iss.NextStrings(ctx, req.GetKey(), n, req.GetFormat())
+		return &idforgev1.NextStringsResponse{Ids: ids}, err
+	})
 }
 
 // Stream sends IDs in messages of req.Batch IDs until req.Count IDs were

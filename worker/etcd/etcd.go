@@ -2,13 +2,10 @@ package etcd
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/tls"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -103,10 +100,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		return nil, err
 	}
 	if p.owner == "" {
-		host, _ := os.Hostname()
-		var b [6]byte
-		rand.Read(b[:])
-		p.owner = host + "/" + hex.EncodeToString(b[:])
+		p.owner = coord.ProcessOwner()
 	}
 	if opts.DataDir != "" {
 		p.cache = worker.NewCache(opts.DataDir, p.desc, p.owner)
