@@ -47,7 +47,19 @@ type fixture struct {
 
 type fixtureOptions struct {
 	noSnowflake bool
+	// stallClaims makes every segment claim wait until its context ends,
+	// as a store slower than any timeout would.
+	stallClaims bool
 	opts        Options
+}
+
+// stallingStore is a memstore whose segment claims never finish: each
+// waits until its context ends (the allocator's load timeout, or Close).
+type stallingStore struct{ *memstore.Store }
+
+func (s stallingStore) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	<-ctx.Done()
+	return idforge.Segment{}, ctx.Err()
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -69,7 +81,11 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 			t.Fatal(err)
 		}
 	}
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
+	var store idforge.Store = st
+	if fo.stallClaims {
+		store = stallingStore{st}
+	}
+	iss := issuer.New(store, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
 		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
 		Serials: testSerials})
 	if fo.opts.Logger == nil {
@@ -533,7 +549,8 @@ func TestUnavailable(t *testing.T) {
 	})
 	t.Run("store slower than the request timeout", func(t *testing.T) {
 		// A fresh node per call: a segment one call left loading would
-		// serve the next.
+		// serve the next. Claims never finish, so every call waits for
+		// one until its own timeout ends it, however loaded the machine.
 		for name, call := range map[string]func(*fixture) error{
 			"Next": func(f *fixture) error {
 				_, err := f.client.Next(testCtx(t), &idforgev1.NextRequest{Key: "order"})
@@ -548,7 +565,7 @@ func TestUnavailable(t *testing.T) {
 				return err
 			},
 		} {
-			f := newFixture(t, fixtureOptions{opts: Options{RequestTimeout: time.Nanosecond}})
+			f := newFixture(t, fixtureOptions{stallClaims: true, opts: Options{RequestTimeout: 50 * time.Millisecond}})
 			if code, reason := reasonOf(call(f)); code != codes.Unavailable || reason != "timeout" {
 				t.Fatalf("%s: got %s %q, want Unavailable timeout", name, code, reason)
 			}
