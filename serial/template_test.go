@@ -147,13 +147,16 @@ func TestParams(t *testing.T) {
 	}{
 		{with("area", "<missing>"), `"area" is missing`},
 		{with("area", ""), `"area" is empty`},
-		{with("area", "01a"), `"area": character 3 is 'a', not in chars=digits`},
+		{with("area", "01a"), `"area": character 3 'a' (U+0061) is not in chars=digits`},
 		{with("area", "01234"), `"area" is 5 characters long, at most 4`},
 		{with("unit", "654"), `"unit" is 3 characters long, want 4`},
 		{with("unit", "65410"), `"unit" is 5 characters long, want 4`},
-		{with("unit", "65 1"), `"unit": character 3 is ' ', not in chars=safe`},
-		{with("unit", "6é41"), `"unit" is 5 characters long, want 4`},
-		{with("area", "é"), `"area": byte 1 is not ASCII`},
+		{with("unit", "65 1"), `"unit": character 3 ' ' (U+0020) is not in chars=safe`},
+		// Not ASCII: the character is named, not the bytes it takes.
+		{with("unit", "6é41"), `"unit": character 2 'é' (U+00E9) is not in chars=safe`},
+		{with("area", "é"), `"area": character 1 'é' (U+00E9) is not in chars=digits`},
+		{with("area", "订单"), `"area": character 1 '订' (U+8BA2) is not in chars=digits`},
+		{with("area", "0\xe8"), `"area": character 2 (byte 0xE8, which is not UTF-8) is not in chars=digits`},
 		{with("shop", "1234"), `"shop" is 4 characters long, at most 3`},
 		{nil, `"area" is missing`},
 	}

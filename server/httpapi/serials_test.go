@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -95,4 +96,29 @@ func TestSerialWidthRunsOut(t *testing.T) {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
+}
+
+// A parameter value outside its chars= set is refused naming the
+// character the user sent, its position and its code point, never a raw
+// byte; and the refusal uses up no ID.
+func TestSerialParamNamesTheCharacter(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ area, want string }{
+		{"订单", `parameter \"area\": character 1 '订' (U+8BA2) is not in chars=digits`},
+		{"01é", `parameter \"area\": character 3 'é' (U+00E9) is not in chars=digits`},
+		{"0%E8", `parameter \"area\": character 2 (byte 0xE8, which is not UTF-8) is not in chars=digits`},
+	} {
+		area := tc.area
+		if !strings.Contains(area, "%") {
+			area = url.QueryEscape(area)
+		}
+		status, body, _ := f.do(t, "GET", "/v1/serials/job?param.unit=0001&param.area="+area, "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tc.want) {
+			t.Errorf("area %q: %d %s, want 400 invalid_argument saying %s", tc.area, status, body, tc.want)
+		}
+	}
+	status, body, _ := f.do(t, "GET", "/v1/serials/job?param.unit=0001&param.area=10", "")
+	if status != 200 || !strings.Contains(body, `"10-0001-00001"`) {
+		t.Fatalf("after the refusals: %d %s, want 10-0001-00001 (nothing used up)", status, body)
+	}
 }
