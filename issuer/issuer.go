@@ -458,6 +458,29 @@ const (
 	DefaultStart = 1
 )
 
+// WithDefaults returns the key a definition means: strategy segment when
+// none is given and, for a segment key, step DefaultStep and start (MaxID,
+// the first ID) DefaultStart where they are 0. Every path that defines a
+// key applies it (the HTTP and gRPC APIs, the CLI, the configuration
+// file), so one definition makes the same key whichever way it arrives. A
+// 0 means the default rather than an error because not every path can
+// tell a field left out from one set to 0: a TOML file and a CLI flag
+// cannot, nor can a JSON body decoded without pointers.
+func WithDefaults(k idforge.Key) idforge.Key {
+	if k.Strategy == "" {
+		k.Strategy = idforge.StrategySegment
+	}
+	if k.Strategy == idforge.StrategySegment {
+		if k.Step == 0 {
+			k.Step = DefaultStep
+		}
+		if k.MaxID == 0 {
+			k.MaxID = DefaultStart
+		}
+	}
+	return k
+}
+
 // CheckKey reports whether k can be defined with format, the form its IDs
 // are shown in (nil when it has none): idforge.Key.Validate's rules, and,
 // so that no key is created that could never issue, a segment key's first

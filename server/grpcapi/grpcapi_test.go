@@ -269,6 +269,13 @@ func TestKeys(t *testing.T) {
 	if err != nil || !proto.Equal(created, want) {
 		t.Fatalf("CreateKey with defaults = %v, %v; want %v", created, err, want)
 	}
+	// 0 is the default, as on every path that defines a key (a TOML file
+	// or a CLI flag cannot tell 0 from left out).
+	created, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "zeros", Step: proto.Int64(0), Start: proto.Int64(0)})
+	want = &idforgev1.Key{Key: "zeros", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1}
+	if err != nil || !proto.Equal(created, want) {
+		t.Fatalf("CreateKey(step 0, start 0) = %v, %v; want the defaults %v", created, err, want)
+	}
 	created, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "ticket", Step: proto.Int64(10), Start: proto.Int64(500)})
 	if err != nil || created.GetStep() != 10 || created.GetMaxId() != 500 {
 		t.Fatalf("CreateKey(step 10, start 500) = %v, %v", created, err)
@@ -294,7 +301,7 @@ func TestKeys(t *testing.T) {
 	for _, k := range list.GetKeys() {
 		names = append(names, k.GetKey())
 	}
-	if !slices.Equal(names, []string{"event", "invoice", "msg", "order", "ticket"}) {
+	if !slices.Equal(names, []string{"event", "invoice", "msg", "order", "ticket", "zeros"}) {
 		t.Fatalf("ListKeys names = %v", names)
 	}
 	if sf := list.GetSnowflake(); sf == nil || sf.GetWorker() != 5 || sf.GetLayout() == "" || sf.GetExpires() == nil {
@@ -426,8 +433,8 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "msg", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT})
 			return err
 		}, codes.AlreadyExists, "key_exists"},
-		{"CreateKey step 0", func() error {
-			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Step: proto.Int64(0)})
+		{"CreateKey negative step", func() error {
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Step: proto.Int64(-1)})
 			return err
 		}, codes.InvalidArgument, "invalid_argument"},
 		{"CreateKey start at the largest int64", func() error {

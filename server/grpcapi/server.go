@@ -316,9 +316,10 @@ func (s *Server) Make(ctx context.Context, req *idforgev1.MakeRequest) (*idforge
 	return &idforgev1.MakeResponse{Id: id}, nil
 }
 
-// CreateKey adds a key. As with POST /v1/keys, the strategy defaults to
-// segment and a segment key's step to issuer.DefaultStep, its start to
-// issuer.DefaultStart; a snowflake key takes neither.
+// CreateKey adds a key. As on every path (issuer.WithDefaults), the
+// strategy defaults to segment and a segment key's step, absent or 0, to
+// issuer.DefaultStep, its start to issuer.DefaultStart; a snowflake key
+// takes neither.
 func (s *Server) CreateKey(ctx context.Context, req *idforgev1.CreateKeyRequest) (*idforgev1.Key, error) {
 	k, err := keyFromRequest(req)
 	if err != nil {

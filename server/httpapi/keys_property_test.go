@@ -60,6 +60,21 @@ const maxIssuedPerKey = 1200
 // and no 500.
 func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 	t.Helper()
+	// The body says what the definition says; the rest of the check
+	// works on the key it means: a segment key's step or start of 0 is
+	// its default, on every path that defines a key.
+	body := fmt.Sprintf(`{"key":"k","strategy":%q,"step":%d,"start":%d}`, d.strategy, d.step, d.start)
+	if d.strategy != idforge.StrategySegment && d.step == 0 && d.start == 0 {
+		body = fmt.Sprintf(`{"key":"k","strategy":%q}`, d.strategy)
+	}
+	if d.strategy == idforge.StrategySegment {
+		if d.step == 0 {
+			d.step = issuer.DefaultStep
+		}
+		if d.start == 0 {
+			d.start = issuer.DefaultStart
+		}
+	}
 	var format *obfuscate.Format
 	if d.format != "" {
 		f, err := obfuscate.ParseFormat(d.format)
@@ -103,10 +118,6 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 		return rec.Code, rec.Body.String()
 	}
 
-	body := fmt.Sprintf(`{"key":"k","strategy":%q,"step":%d,"start":%d}`, d.strategy, d.step, d.start)
-	if d.strategy != idforge.StrategySegment && d.step == 0 && d.start == 0 {
-		body = fmt.Sprintf(`{"key":"k","strategy":%q}`, d.strategy)
-	}
 	status, resp := do("POST", "/v1/keys", body)
 	last, fits := firstSegmentFits(d, format)
 	if !fits {
@@ -197,12 +208,12 @@ const (
 	outcomeExhausted                   // it issued every ID it can, then answered space_exhausted
 )
 
-// firstSegmentFits is the rule for a definition, worked out in big
-// integers apart from the code under test: a segment key's step is 1 to
-// idforge.MaxStep, its start at least 1, and its first segment
-// [start, start+step) ends by the largest ID it can issue (one below the
-// largest int64, since a claim's end is stored; no more than its format
-// shows); other strategies take no step or start, a snowflake key only a
+// firstSegmentFits is the rule for a definition (its 0s replaced by the
+// defaults), worked out in big integers apart from the code under test:
+// a segment key's step is 1 to idforge.MaxStep, its start at least 1, and
+// its first segment [start, start+step) ends by the largest ID it can
+// issue (one below the largest int64, since a claim's end is stored; no
+// more than its format shows); other strategies take no step or start, a snowflake key only a
 // permutation of all 63 bits, uuidv7 and ulid keys no format. It returns
 // that largest ID too.
 func firstSegmentFits(d keyDef, format *obfuscate.Format) (last int64, fits bool) {
