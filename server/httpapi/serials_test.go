@@ -122,3 +122,32 @@ func TestSerialParamNamesTheCharacter(t *testing.T) {
 		t.Fatalf("after the refusals: %d %s, want 10-0001-00001 (nothing used up)", status, body)
 	}
 }
+
+// A checksum over text whose digits only a parameter gives: a request
+// whose value has none is refused before any number is drawn (it failed
+// after drawing, using up an ID), and a template whose checksum need not
+// have any digit at all is refused at definition.
+func TestSerialChecksumWithoutDigits(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"tag","template":"@{param:p}@{checksum:luhn}-@{seq:order,width=6}"}`)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	for range 3 {
+		status, body, _ = f.do(t, "GET", "/v1/serials/tag?count=4&param.p=ab", "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, "has no digits") || !strings.Contains(body, `parameter \"p\" is \"ab\"`) {
+			t.Fatalf("no digits: %d %s, want 400 invalid_argument naming the parameter", status, body)
+		}
+	}
+	status, body, _ = f.do(t, "GET", "/v1/serials/tag?param.p=a7", "")
+	if status != 200 || !strings.Contains(body, `"values":["a7`) || !strings.Contains(body, `-000001"]`) {
+		t.Fatalf("after the refusals: %d %s, want the key's first ID, 000001 (nothing used up)", status, body)
+	}
+	for _, tmpl := range []string{"ab@{checksum:luhn}@{seq:order}", "@{random:3,chars=alnum}@{checksum:mod}@{seq:order}"} {
+		body, _ := json.Marshal(map[string]string{"name": "never", "template": tmpl})
+		status, resp, _ := f.do(t, "POST", "/v1/serials", string(body))
+		if status != 400 || errorCode(t, resp) != "invalid_argument" || !strings.Contains(resp, "need not have any") {
+			t.Errorf("POST %s: %d %s, want 400 invalid_argument", tmpl, status, resp)
+		}
+	}
+}
