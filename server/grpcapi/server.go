@@ -148,7 +148,10 @@ func (s *Server) Next(ctx context.Context, req *idforgev1.NextRequest) (*idforge
 	return &idforgev1.NextResponse{Id: id}, nil
 }
 
-// NextBatch returns count IDs, 1 to Options.MaxCount.
+// NextBatch returns count IDs, 1 to Options.MaxCount; fewer when a
+// segment key runs out of space within the batch (what its format and
+// plugins take, or int64), and OUT_OF_RANGE space_exhausted, using
+// up nothing, once none is left.
 func (s *Server) NextBatch(ctx context.Context, req *idforgev1.NextBatchRequest) (*idforgev1.NextBatchResponse, error) {
 	if err := idforge.ValidateKeyName(req.GetKey()); err != nil {
 		return nil, s.toStatus("NextBatch", err)
@@ -220,8 +223,11 @@ func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequ
 // sent, or until the client cancels when req.Count is 0. Each message is
 // issued (NextN) only once the previous one was handed to the transport,
 // so HTTP/2 flow control keeps the server at most a window of messages
-// ahead of a slow reader. A failure ends the stream with the failure's
-// status; IDs issued but never read by the client are lost (a gap).
+// ahead of a slow reader. A message holds fewer IDs than the batch when
+// the key runs out of space within it. A failure ends the stream with the
+// failure's status; the call that failed used up no ID when the key is
+// out of space, and IDs issued but never read by the client (or taken
+// from a buffer before the store failed) are lost (a gap).
 func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamingServer[idforgev1.StreamResponse]) error {
 	key, batch, count := req.GetKey(), int64(req.GetBatch()), req.GetCount()
 	if err := idforge.ValidateKeyName(key); err != nil {
@@ -259,7 +265,9 @@ func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamin
 		if err := stream.Send(msg); err != nil {
 			return err
 		}
-		sent += n
+		// Fewer than n when the key ran out within the batch: the next
+		// call says so, having used up nothing.
+		sent += int64(len(ids))
 	}
 	return nil
 }
