@@ -604,7 +604,7 @@ func (t *Template) prefetch(ctx context.Context, ev *Eval, n int) (int, error) {
 			var vals []int64
 			var err error
 			if bounded {
-				vals, err = sp.bounded.NextNBelow(ctx, n, sp.limit)
+				vals, err = sp.bounded.NextNBelow(ctx, n, sp.below())
 			} else {
 				vals, err = sp.batch.NextN(ctx, n)
 			}

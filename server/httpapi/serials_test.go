@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,5 +150,35 @@ func TestSerialChecksumWithoutDigits(t *testing.T) {
 		if status != 400 || errorCode(t, resp) != "invalid_argument" || !strings.Contains(resp, "need not have any") {
 			t.Errorf("POST %s: %d %s, want 400 invalid_argument", tmpl, status, resp)
 		}
+	}
+}
+
+// A serial without width= over a key that runs out of int64 within a
+// batch serves the serials before the end (the batch failed whole, using
+// up the IDs before the end), then answers space_exhausted.
+func TestSerialBatchCrossingTheKeysEnd(t *testing.T) {
+	f := newFixture(t)
+	start := strconv.FormatInt(idforge.MaxSegmentID-99, 10)
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"top","step":100,"start":`+start+`}`); status != 201 {
+		t.Fatalf("create key: %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"t","template":"T@{seq:top}"}`); status != 201 {
+		t.Fatalf("create serial: %d %s", status, body)
+	}
+	var values []string
+	for _, count := range []string{"60", "60"} {
+		status, body, _ := f.do(t, "GET", "/v1/serials/t?count="+count, "")
+		var resp serialsResponse
+		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil {
+			t.Fatalf("count=%s after %d: %d %s, want the serials that fit", count, len(values), status, body)
+		}
+		values = append(values, resp.Values...)
+	}
+	if len(values) != 100 || values[0] != "T"+start || values[99] != "T"+strconv.FormatInt(idforge.MaxSegmentID, 10) {
+		t.Fatalf("%d serials, %q … %q; want the 100 up to the last ID", len(values), values[0], values[len(values)-1])
+	}
+	wantStatus := idforge.ErrorCode(idforge.ErrSpaceExhausted).HTTPStatus()
+	if status, body, _ := f.do(t, "GET", "/v1/serials/t?count=5", ""); status != wantStatus || errorCode(t, body) != "space_exhausted" {
+		t.Fatalf("past the end: %d %s, want %d space_exhausted", status, body, wantStatus)
 	}
 }
