@@ -90,8 +90,8 @@ func (g *grpcConn) nextN(ctx context.Context, key string, n int) ([]int64, error
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetIds()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
+	if err := checkBatch(g.addr, "IDs", n, len(r.GetIds())); err != nil {
+		return nil, err
 	}
 	return r.GetIds(), nil
 }
@@ -102,8 +102,8 @@ func (g *grpcConn) nextStrings(ctx context.Context, key string, n int) ([]string
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetIds()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", g.addr, n, len(r.GetIds()))
+	if err := checkBatch(g.addr, "IDs", n, len(r.GetIds())); err != nil {
+		return nil, err
 	}
 	return r.GetIds(), nil
 }
@@ -113,8 +113,8 @@ func (g *grpcConn) nextSerial(ctx context.Context, name string, n int, params ma
 	if err != nil {
 		return nil, g.errorOf(err)
 	}
-	if len(r.GetValues()) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", g.addr, n, len(r.GetValues()))
+	if err := checkBatch(g.addr, "serials", n, len(r.GetValues())); err != nil {
+		return nil, err
 	}
 	return r.GetValues(), nil
 }

@@ -150,8 +150,8 @@ func (h *httpConn) idStrings(ctx context.Context, key string, n int, format stri
 	if err := h.get(ctx, path, &a); err != nil {
 		return nil, err
 	}
-	if len(a.IDs) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d", h.addr, n, len(a.IDs))
+	if err := checkBatch(h.addr, "IDs", n, len(a.IDs)); err != nil {
+		return nil, err
 	}
 	return a.IDs, nil
 }
@@ -163,7 +163,7 @@ func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int64, n)
+	ids := make([]int64, len(strs))
 	for i, s := range strs {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
@@ -215,8 +215,8 @@ func (h *httpConn) nextSerial(ctx context.Context, name string, n int, params ma
 	if err := h.get(ctx, path, &a); err != nil {
 		return nil, err
 	}
-	if len(a.Values) != n {
-		return nil, fmt.Errorf("idforge client: %s: asked for %d serials, got %d", h.addr, n, len(a.Values))
+	if err := checkBatch(h.addr, "serials", n, len(a.Values)); err != nil {
+		return nil, err
 	}
 	return a.Values, nil
 }

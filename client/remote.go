@@ -270,3 +270,14 @@ func (r *remote) Close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// checkBatch reports whether a server's answer to a call for n values,
+// got of them, is one it may give: 1 to n, fewer when a segment key or a
+// serial's width runs out of space within the batch (the server answers
+// space_exhausted once none is left). Anything else is a server fault.
+func checkBatch(addr, what string, n, got int) error {
+	if got < 1 || got > n {
+		return fmt.Errorf("idforge client: %s: asked for %d %s, got %d", addr, n, what, got)
+	}
+	return nil
+}
