@@ -22,14 +22,18 @@ type Client interface {
 	// idforge.ErrUnavailable, …
 	Next(ctx context.Context, key string) (int64, error)
 	// NextN returns n IDs for key (n ≥ 1): strictly increasing for a
-	// segment key, k-sorted for a snowflake key. n < 1 is an error
+	// segment key, k-sorted for a snowflake key; fewer (at least one) when
+	// a segment key runs out of space within the batch, of int64 or of
+	// what its format and plugins take, and an error wrapping
+	// idforge.ErrSpaceExhausted once none is left. n < 1 is an error
 	// wrapping idforge.ErrInvalidCount; a remote server refuses n above
 	// its maximum (MaxCount by default) the same way.
 	NextN(ctx context.Context, key string, n int) ([]int64, error)
 	// NextStrings returns n IDs of key as text (n ≥ 1): UUIDs or ULIDs
 	// for a uuidv7 or ulid key, which issues no integers; the key's
 	// configured text format (decimal when it has none) for a key of
-	// integer IDs. Counts are checked as NextN's. WithRangeCache does not
+	// integer IDs. Counts are checked as NextN's, and fewer come back
+	// when NextN's would. WithRangeCache does not
 	// cache them.
 	NextStrings(ctx context.Context, key string, n int) ([]string, error)
 	// NextSerial returns n serial numbers (n ≥ 1, at most MaxCount; fewer

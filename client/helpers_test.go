@@ -31,8 +31,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // newStore returns a store with the keys every test uses: "order"
 // (segment, step 100), "msg" (snowflake), "cold" (segment, never used
 // before the store fails), "invoice" (segment, what testSerials draw on),
-// "ref" (segment from 255, shown in hex, see testFormats) and "trace"
-// (uuidv7).
+// "ref" (segment from 255, shown in hex, see testFormats), "trace"
+// (uuidv7) and "top" (segment, room for its last 100 IDs).
 func newStore(tb testing.TB) *memstore.Store {
 	tb.Helper()
 	st := memstore.New()
@@ -43,6 +43,7 @@ func newStore(tb testing.TB) *memstore.Store {
 		{Name: "invoice", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1},
 		{Name: "ref", Strategy: idforge.StrategySegment, Step: 100, MaxID: 255},
 		{Name: "trace", Strategy: idforge.StrategyUUIDv7},
+		{Name: "top", Strategy: idforge.StrategySegment, Step: 100, MaxID: idforge.MaxSegmentID - 99},
 	} {
 		if err := st.CreateKey(context.Background(), k); err != nil {
 			tb.Fatal(err)

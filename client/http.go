@@ -165,7 +165,7 @@ func (h *httpConn) ids(ctx context.Context, key string, n int) ([]int64, error) 
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]int64, n)
+	ids := make([]int64, len(strs))
 	for i, s := range strs {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {

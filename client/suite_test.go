@@ -47,6 +47,7 @@ func TestBehaviour(t *testing.T) {
 			t.Run("explain", func(t *testing.T) { testExplain(t, c, n) })
 			t.Run("serials", func(t *testing.T) { testSerialNumbers(t, c) })
 			t.Run("strings", func(t *testing.T) { testStrings(t, c) })
+			t.Run("space runs out", func(t *testing.T) { testSpaceRunsOut(t, c) })
 			t.Run("store down", func(t *testing.T) {
 				st.Fail(errors.New("database unreachable"))
 				defer st.Fail(nil)
@@ -106,6 +107,28 @@ func testIssues(t *testing.T, c Client) {
 	snow, err := c.NextN(ctx, "msg", 3)
 	if err != nil || len(snow) != 3 || snow[0] < 1<<40 || !slices.IsSorted(snow) {
 		t.Fatalf("NextN(msg, 3) = %v, %v", snow, err)
+	}
+}
+
+// testSpaceRunsOut: a batch that crosses the end of a key's space comes
+// back with the IDs before the end (the client refused the short answer,
+// and the IDs it held were lost), then the key answers space_exhausted.
+func testSpaceRunsOut(t *testing.T, c Client) {
+	ctx := testCtx(t)
+	var ids []int64
+	for _, n := range []int{60, 60} {
+		got, err := c.NextN(ctx, "top", n)
+		if err != nil {
+			t.Fatalf("NextN(top, %d) after %d: %v, want the IDs that fit", n, len(ids), err)
+		}
+		ids = append(ids, got...)
+	}
+	if len(ids) != 100 || ids[0] != idforge.MaxSegmentID-99 || ids[99] != idforge.MaxSegmentID {
+		t.Fatalf("%d IDs, want the 100 up to %d", len(ids), int64(idforge.MaxSegmentID))
+	}
+	checkUnique(t, ids)
+	if _, err := c.NextN(ctx, "top", 60); !errors.Is(err, idforge.ErrSpaceExhausted) {
+		t.Fatalf("NextN past the end: %v, want ErrSpaceExhausted", err)
 	}
 }
 

@@ -84,6 +84,11 @@ type entry struct {
 	gen      idforge.BatchGenerator // keys of int64 IDs
 	str      timeid.Generator       // uuidv7 and ulid keys
 	alloc    *segment.Allocator     // segment keys only
+	// limit is the largest raw ID the key can issue through its stages
+	// (its format's permutation, plugins that permute), limitBy what sets
+	// it; math.MaxInt64 and "" when only int64 bounds it. See limitOf.
+	limit   int64
+	limitBy string
 }
 
 // errStringKey is returned when int64 IDs are asked of a string key.
@@ -107,7 +112,7 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 	}
 	keys := make(map[string]*entry, len(set.Sources))
 	for name, src := range set.Sources {
-		keys[name] = &entry{strategy: idforge.StrategySource, gen: batchOf(src)}
+		keys[name] = i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)})
 	}
 	i.keys.Store(&keys)
 	i.serials.Store(&map[string]*serialEntry{})
@@ -179,7 +184,14 @@ func (i *Issuer) newEntry(k idforge.Key) (*entry, error) {
 		// strategy may serve the key.
 		return nil, fmt.Errorf("%w: key %q has strategy %q, which this node does not know", idforge.ErrUnavailable, k.Name, k.Strategy)
 	}
-	return e, nil
+	return i.withLimit(k.Name, e), nil
+}
+
+// withLimit sets e's limit for key (formats and plugins are fixed for the
+// Issuer's life, so it is worked out once per entry).
+func (i *Issuer) withLimit(key string, e *entry) *entry {
+	e.limit, e.limitBy = i.limitOf(key)
+	return e
 }
 
 // setEntriesLocked publishes a changed copy of the key map. Called with mu
@@ -276,23 +288,16 @@ func (i *Issuer) Next(ctx context.Context, key string) (int64, error) {
 	if e.gen == nil {
 		return 0, errStringKey(key, e.strategy)
 	}
-	return i.one(ctx, key, e.strategy, e.gen)
+	return i.one(ctx, key, e)
 }
 
-// one draws one ID from gen, permuted by the key's format and through
-// the plugins when there are any.
-func (i *Issuer) one(ctx context.Context, key string, strategy idforge.Strategy, gen idforge.Generator) (int64, error) {
-	perm := i.permutation(key)
-	if i.set.Plugins.Empty() && perm == nil {
-		return gen.Next(ctx)
+// one draws one ID of e, permuted by the key's format and through the
+// plugins when there are any.
+func (i *Issuer) one(ctx context.Context, key string, e *entry) (int64, error) {
+	if i.set.Plugins.Empty() && i.permutation(key) == nil {
+		return e.gen.Next(ctx)
 	}
-	ids, err := i.many(ctx, key, strategy, 1, func() ([]int64, error) {
-		id, err := gen.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return []int64{id}, nil
-	})
+	ids, err := i.many(ctx, key, e.strategy, 1, func() ([]int64, error) { return i.drawN(ctx, key, e, 1) })
 	if err != nil {
 		return 0, err
 	}
@@ -318,6 +323,40 @@ func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy
 	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
 }
 
+// drawN draws up to n raw IDs of e. A segment key's allocator hands out
+// only IDs up to e.limit, the most its format and plugins take, and none
+// above it (segment.Allocator.NextNBelow): fewer than n when the key runs
+// out within the batch, and when nothing is left an error wrapping
+// idforge.ErrSpaceExhausted that used up no ID, so an answer that is an
+// error consumes nothing. A snowflake key through a permutation narrower
+// than its IDs (a plugin set up over it) is refused before drawing. A
+// source draws whole; an ID of it past its format's width is drawn and
+// lost (a gap, never a duplicate: see permute).
+func (i *Issuer) drawN(ctx context.Context, key string, e *entry, n int) ([]int64, error) {
+	if e.alloc != nil {
+		ids, err := e.alloc.NextNBelow(ctx, n, above(e.limit))
+		if err != nil && e.limitBy != "" && errors.Is(err, idforge.ErrSpaceExhausted) {
+			return nil, fmt.Errorf("%w: key %q has issued every ID %s takes (up to %d)", idforge.ErrSpaceExhausted, key, e.limitBy, e.limit)
+		}
+		return ids, err
+	}
+	if e.strategy == idforge.StrategySnowflake && e.limitBy != "" {
+		return nil, fmt.Errorf("%w: key %q: snowflake IDs grow through all %d bits, but %s takes only IDs up to %d",
+			idforge.ErrSpaceExhausted, key, obfuscate.MaxBits, e.limitBy, e.limit)
+	}
+	return e.gen.NextN(ctx, n)
+}
+
+// above returns the smallest ID past max, for NextNBelow. No segment key
+// issues math.MaxInt64 (idforge.MaxSegmentID is one below it), so it
+// stands for "no limit".
+func above(max int64) int64 {
+	if max >= idforge.MaxSegmentID {
+		return math.MaxInt64
+	}
+	return max + 1
+}
+
 // permutation returns the permutation of key's format, nil when it has
 // none.
 func (i *Issuer) permutation(key string) *obfuscate.Permutation {
@@ -331,7 +370,8 @@ func (i *Issuer) permutation(key string) *obfuscate.Permutation {
 // width is an error, never a collision: the key has used up the IDs its
 // format can show. The error wraps idforge.ErrSpaceExhausted alone: the
 // permutation's own error wraps ErrInvalidArgument, which would make the
-// key's exhaustion look like a bad request.
+// key's exhaustion look like a bad request. A segment key never gets
+// here with such an ID (drawN stops below the width); a source can.
 func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, error) {
 	for k, id := range ids {
 		v, err := perm.Encode(id)
@@ -344,8 +384,13 @@ func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, err
 	return ids, nil
 }
 
-// NextN returns n IDs for key (n ≥ 1), increasing for segment keys and
-// k-sorted for snowflake keys.
+// NextN returns up to n IDs for key (n ≥ 1), increasing for segment keys
+// and k-sorted for snowflake keys. It returns fewer than n only when a
+// segment key runs out within the batch, of what its format and plugins
+// take or of int64; when none is left it answers an error wrapping
+// idforge.ErrSpaceExhausted and uses up no ID. A store that fails
+// mid-batch (after part of the batch came from the buffered segment)
+// leaves those IDs as a gap: they are never issued again, never twice.
 func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
@@ -357,7 +402,7 @@ func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) 
 	if e.gen == nil {
 		return nil, errStringKey(key, e.strategy)
 	}
-	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return e.gen.NextN(ctx, n) })
+	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return i.drawN(ctx, key, e, n) })
 }
 
 // NextSegment returns one ID for a segment key; a key of another strategy
@@ -370,7 +415,7 @@ func (i *Issuer) NextSegment(ctx context.Context, key string) (int64, error) {
 	if e.strategy != idforge.StrategySegment {
 		return 0, fmt.Errorf("%w: key %q is a %s key, not a segment key", idforge.ErrWrongStrategy, key, e.strategy)
 	}
-	return i.one(ctx, key, e.strategy, e.gen)
+	return i.one(ctx, key, e)
 }
 
 // NextSnowflake returns one ID from the node's snowflake generator. key
@@ -379,12 +424,15 @@ func (i *Issuer) NextSnowflake(ctx context.Context, key string) (int64, error) {
 	if i.snow == nil {
 		return 0, errNoSnowflake
 	}
-	return i.one(ctx, key, idforge.StrategySnowflake, i.snow)
+	return i.one(ctx, key, i.withLimit(key, &entry{strategy: idforge.StrategySnowflake, gen: i.snow}))
 }
 
-// Take issues n IDs for key without buffering anything: a segment key
-// claims exactly n values from the store. It suits one-shot processes such
-// as the CLI, which would otherwise throw the rest of a segment away.
+// Take issues up to n IDs for key without buffering anything: a segment
+// key claims exactly n values from the store, fewer when it has fewer
+// left that its format and plugins take (then, as NextN, an error
+// wrapping idforge.ErrSpaceExhausted when none is left, claiming
+// nothing). It suits one-shot processes such as the CLI, which would
+// otherwise throw the rest of a segment away.
 func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
@@ -398,19 +446,48 @@ func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
 	}
 	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) {
 		if e.strategy != idforge.StrategySegment {
-			return e.gen.NextN(ctx, n)
+			return i.drawN(ctx, key, e, n)
 		}
 		// The raw range: many permutes it and runs the plugins.
-		seg, err := i.claim(ctx, key, int64(n))
+		seg, err := i.claimUpTo(ctx, key, e, int64(n))
 		if err != nil {
 			return nil, err
 		}
-		ids := make([]int64, 0, n)
+		ids := make([]int64, 0, seg.Len())
 		for v := seg.Start; v < seg.End; v++ {
 			ids = append(ids, v)
 		}
 		return ids, nil
 	})
+}
+
+// claimUpTo claims up to n values of segment key e straight from the
+// store, all at most e.limit: it reads where the key stands and claims
+// no more than fit, so that a key out of room answers an error wrapping
+// idforge.ErrSpaceExhausted without claiming. (A claim another node made
+// in between can still carry this one past the limit; the part past it
+// is left unissued, as no ID there could be shown anyway.)
+func (i *Issuer) claimUpTo(ctx context.Context, key string, e *entry, n int64) (idforge.Segment, error) {
+	if e.limitBy == "" {
+		return i.claim(ctx, key, n)
+	}
+	k, err := i.store.Key(ctx, key)
+	if err != nil {
+		return idforge.Segment{}, storeErr(err)
+	}
+	exhausted := fmt.Errorf("%w: key %q has issued every ID %s takes (up to %d)", idforge.ErrSpaceExhausted, key, e.limitBy, e.limit)
+	if k.MaxID > e.limit {
+		return idforge.Segment{}, exhausted
+	}
+	seg, err := i.claim(ctx, key, min(n, e.limit-k.MaxID+1))
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	if seg.Start > e.limit {
+		return idforge.Segment{}, exhausted
+	}
+	seg.End = min(seg.End, e.limit+1)
+	return seg, nil
 }
 
 // ClaimRange claims n consecutive values of a segment key for the caller
@@ -458,43 +535,134 @@ const (
 	DefaultStart = 1
 )
 
-// CheckKey reports whether k can be defined with format, the form its IDs
-// are shown in (nil when it has none): idforge.Key.Validate's rules, and,
-// so that no key is created that could never issue, a segment key's first
-// segment within what the format can show (format.Max(), 2^bits − 1 for a
-// feistel stage), a snowflake key shown through a permutation only of all
-// 63 bits (its IDs grow with time through the whole int64 range), and no
-// format at all for uuidv7 and ulid keys, which issue strings. Errors wrap
-// idforge.ErrInvalidKey or idforge.ErrInvalidArgument and say what fits.
-// Every path that defines a key (the HTTP and gRPC APIs, the CLI, the
-// configuration file) comes through it.
-func CheckKey(k idforge.Key, format *obfuscate.Format) error {
-	if err := k.Validate(); err != nil || format == nil {
-		return err
+// WithDefaults returns the key a definition means: strategy segment when
+// none is given and, for a segment key, step DefaultStep and start (MaxID,
+// the first ID) DefaultStart where they are 0. Every path that defines a
+// key applies it (the HTTP and gRPC APIs, the CLI, the configuration
+// file), so one definition makes the same key whichever way it arrives. A
+// 0 means the default rather than an error because not every path can
+// tell a field left out from one set to 0: a TOML file and a CLI flag
+// cannot, nor can a JSON body decoded without pointers.
+func WithDefaults(k idforge.Key) idforge.Key {
+	if k.Strategy == "" {
+		k.Strategy = idforge.StrategySegment
 	}
-	if err := k.ValidateUpTo(format.Max()); err != nil {
-		return fmt.Errorf("%w: its format %s shows no ID above that", err, format)
+	if k.Strategy == idforge.StrategySegment {
+		if k.Step == 0 {
+			k.Step = DefaultStep
+		}
+		if k.MaxID == 0 {
+			k.MaxID = DefaultStart
+		}
+	}
+	return k
+}
+
+// A stage is a permutation every integer ID of a key goes through, within
+// bits bits: the key's format (its feistel stage), then each plugin that
+// permutes (plugin.Widths), in the order they run. A stage takes only IDs
+// up to 2^bits − 1, and gives out IDs anywhere in that range.
+type stage struct {
+	by   string // for messages: "its format feistel:bits=20+base62", "plugin obfuscate (20 bits)"
+	bits int
+	set  string // how a width is written, for the fix: "feistel:bits=%d", "bits = %d"
+}
+
+func (s stage) max() int64 { return int64(uint64(1)<<s.bits - 1) }
+
+// widen says how to give s the width bits.
+func (s stage) widen(bits int) string { return fmt.Sprintf(s.set, bits) }
+
+// stagesOf lists the stages of a key with format (nil: none) and plugins.
+func stagesOf(format *obfuscate.Format, plugins []plugin.Width) []stage {
+	var out []stage
+	if format != nil && format.Bits() > 0 {
+		out = append(out, stage{by: "its format " + format.String(), bits: format.Bits(), set: "use feistel:bits=%d"})
+	}
+	for _, p := range plugins {
+		out = append(out, stage{by: fmt.Sprintf("plugin %s (%d bits)", p.Plugin, p.Bits), bits: p.Bits, set: "give it bits = %d"})
+	}
+	return out
+}
+
+// formatOf returns the configured format of key, nil when it has none.
+func (i *Issuer) formatOf(key string) *obfuscate.Format {
+	if f, ok := i.set.Formats[key]; ok {
+		return &f
+	}
+	return nil
+}
+
+// limitOf returns the largest raw ID key can issue through its stages and
+// the stage that sets it; math.MaxInt64 and "" when no stage limits it.
+// The first stage sees the raw IDs, and CheckKey holds the later ones at
+// least as wide, so the narrowest stage is the limit either way.
+func (i *Issuer) limitOf(key string) (int64, string) {
+	limit, by := int64(math.MaxInt64), ""
+	for _, s := range stagesOf(i.formatOf(key), i.set.Plugins.Widths(key)) {
+		if s.max() < limit {
+			limit, by = s.max(), s.by
+		}
+	}
+	return limit, by
+}
+
+// CheckKey reports whether k can be defined with format, the form its IDs
+// are shown in (nil when it has none), and plugins, the plugins that
+// apply to it and permute its IDs within a fixed width (in the order they
+// run; plugin.Chain.Widths): idforge.Key.Validate's rules, and, so that
+// no key is created whose IDs its stages cannot take, a segment key's
+// first segment within what the first stage takes (2^bits − 1 for a
+// feistel format or an obfuscate plugin of bits bits), every later stage
+// at least as wide as the one before it (whose IDs spread over its whole
+// width), a snowflake key only through stages of all 63 bits (its IDs
+// grow with time through the whole int64 range), and no format at all
+// for uuidv7 and ulid keys, which issue strings (and which plugins that
+// permute integers do not see). Errors wrap idforge.ErrInvalidKey or
+// idforge.ErrInvalidArgument and say what fits. Every path that defines a
+// key (the HTTP and gRPC APIs, the CLI, the configuration file) comes
+// through it, and so does every key the configuration declares each time
+// a node starts, so that a plugin set up over an existing key is checked
+// against it.
+func CheckKey(k idforge.Key, format *obfuscate.Format, plugins ...plugin.Width) error {
+	if err := k.Validate(); err != nil {
+		return err
 	}
 	switch k.Strategy {
 	case idforge.StrategyUUIDv7, idforge.StrategyULID:
-		return fmt.Errorf("%w: key %q: %s keys issue strings and take no format", idforge.ErrInvalidArgument, k.Name, k.Strategy)
-	case idforge.StrategySnowflake:
-		if bits := format.Bits(); bits != 0 && bits != obfuscate.MaxBits {
-			return fmt.Errorf("%w: key %q: snowflake IDs grow through all %d bits, but format %s permutes only %d; use feistel:bits=%d",
-				idforge.ErrInvalidArgument, k.Name, obfuscate.MaxBits, format, bits, obfuscate.MaxBits)
+		if format != nil {
+			return fmt.Errorf("%w: key %q: %s keys issue strings and take no format", idforge.ErrInvalidArgument, k.Name, k.Strategy)
 		}
+		return nil
+	}
+	stages := stagesOf(format, plugins)
+	if len(stages) == 0 {
+		return nil
+	}
+	for j := 1; j < len(stages); j++ {
+		if prev, s := stages[j-1], stages[j]; s.bits < prev.bits {
+			return fmt.Errorf("%w: key %q: %s permutes the IDs %s gives out over %d bits, and takes only %d: some would not fit; %s or more",
+				idforge.ErrInvalidArgument, k.Name, s.by, prev.by, prev.bits, s.bits, s.widen(prev.bits))
+		}
+	}
+	first := stages[0]
+	if k.Strategy == idforge.StrategySnowflake {
+		if first.bits != obfuscate.MaxBits {
+			return fmt.Errorf("%w: key %q: snowflake IDs grow through all %d bits, but %s permutes only %d; %s",
+				idforge.ErrInvalidArgument, k.Name, obfuscate.MaxBits, first.by, first.bits, first.widen(obfuscate.MaxBits))
+		}
+		return nil
+	}
+	if err := k.ValidateUpTo(first.max()); err != nil {
+		return fmt.Errorf("%w: %s takes no ID above that", err, first.by)
 	}
 	return nil
 }
 
 // CreateKey adds a key to the store; see CheckKey for the rules, applied
-// with the key's configured format.
+// with the key's configured format and the plugins that apply to it.
 func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
-	var format *obfuscate.Format
-	if f, ok := i.set.Formats[k.Name]; ok {
-		format = &f
-	}
-	if err := CheckKey(k, format); err != nil {
+	if err := CheckKey(k, i.formatOf(k.Name), i.set.Plugins.Widths(k.Name)...); err != nil {
 		return err
 	}
 	if err := i.store.CreateKey(ctx, k); err != nil {

@@ -96,6 +96,79 @@ func TestTakeClaimsExactly(t *testing.T) {
 	}
 }
 
+// Take on a key whose format takes IDs only up to 255 claims no more than
+// fit: a request crossing the end answers what fits, and one past it
+// answers space_exhausted, claiming nothing (it claimed and lost all).
+func TestTakeServesWhatFits(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	if err := st.CreateKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 10, MaxID: 250}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := obfuscate.ParseFormat("feistel:bits=8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, err = f.WithKey([]byte("0123456789abcdef-k")); err != nil {
+		t.Fatal(err)
+	}
+	iss := New(st, nil, Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"k": f}})
+	defer iss.Close()
+	ids, err := iss.Take(ctx, "k", 10)
+	if err != nil || len(ids) != 6 {
+		t.Fatalf("Take(10) at 250 = %v, %v; want the 6 IDs up to 255", ids, err)
+	}
+	for n, id := range ids {
+		if raw, err := f.Permute.Decode(id); err != nil || raw != 250+int64(n) {
+			t.Fatalf("ID %d is %d (raw %d, %v), want raw %d", n, id, raw, err, 250+n)
+		}
+	}
+	for range 3 {
+		if _, err := iss.Take(ctx, "k", 1); !errors.Is(err, idforge.ErrSpaceExhausted) || !strings.Contains(err.Error(), "up to 255") {
+			t.Fatalf("Take past 255: %v, want ErrSpaceExhausted saying what the format takes", err)
+		}
+	}
+	if k, _ := st.Key(ctx, "k"); k.MaxID != 256 {
+		t.Fatalf("max_id = %d, want 256: nothing claimed past what fits", k.MaxID)
+	}
+}
+
+// CheckKey holds a key to every stage that permutes its IDs: its format,
+// then the plugins, each at least as wide as the one before it.
+func TestCheckKeyWithPlugins(t *testing.T) {
+	seg := idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1}
+	f, err := obfuscate.ParseFormat("feistel:bits=16+base62")
+	if err != nil {
+		t.Fatal(err)
+	}
+	obf := func(bits int) plugin.Width { return plugin.Width{Plugin: "obfuscate", Bits: bits} }
+	tests := []struct {
+		name    string
+		key     idforge.Key
+		format  *obfuscate.Format
+		plugins []plugin.Width
+		says    string // "" = accepted
+	}{
+		{"plugin alone", seg, nil, []plugin.Width{obf(8)}, ""},
+		{"past the plugin", idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 100, MaxID: 200}, nil, []plugin.Width{obf(8)}, "plugin obfuscate (8 bits) takes no ID above that"},
+		{"plugin as wide as the format", seg, &f, []plugin.Width{obf(16)}, ""},
+		{"plugin narrower than the format", seg, &f, []plugin.Width{obf(12)}, "plugin obfuscate (12 bits) permutes the IDs its format feistel:bits=16+base62 gives out over 16 bits, and takes only 12: some would not fit; give it bits = 16 or more"},
+		{"two plugins narrowing", seg, nil, []plugin.Width{obf(20), obf(10)}, "takes only 10"},
+		{"snowflake, 63-bit plugin", idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake}, nil, []plugin.Width{obf(63)}, ""},
+		{"snowflake, 32-bit plugin", idforge.Key{Name: "k", Strategy: idforge.StrategySnowflake}, nil, []plugin.Width{obf(32)}, "give it bits = 63"},
+		{"ulid, the plugin does not see it", idforge.Key{Name: "k", Strategy: idforge.StrategyULID}, nil, []plugin.Width{obf(8)}, ""},
+	}
+	for _, tt := range tests {
+		err := CheckKey(tt.key, tt.format, tt.plugins...)
+		switch {
+		case tt.says == "" && err != nil:
+			t.Errorf("%s: %v, want it accepted", tt.name, err)
+		case tt.says != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), tt.says)):
+			t.Errorf("%s: %v, want ErrInvalidArgument saying %q", tt.name, err, tt.says)
+		}
+	}
+}
+
 func TestEnsureKey(t *testing.T) {
 	iss, _ := newIssuer(t, true)
 	ctx := context.Background()

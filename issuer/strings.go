@@ -75,7 +75,7 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 	var ids []int64
 	if n == 1 {
 		var id int64
-		id, err = i.one(ctx, key, e.strategy, e.gen)
+		id, err = i.one(ctx, key, e)
 		ids = []int64{id}
 	} else {
 		ids, err = i.NextN(ctx, key, n)

@@ -194,6 +194,16 @@ func (o *Obfuscate) Name() string { return "obfuscate" }
 // Order implements Plugin.
 func (o *Obfuscate) Order() int { return o.order }
 
+// Bits returns the width of the permutation, when its Permuter tells it
+// (as *obfuscate.Permutation does), and 0 otherwise: the plugin takes
+// only IDs below 2^Bits, so keys are checked against it (Widther).
+func (o *Obfuscate) Bits() int {
+	if w, ok := o.perm.(interface{ Bits() int }); ok {
+		return w.Bits()
+	}
+	return 0
+}
+
 // After permutes the IDs.
 func (o *Obfuscate) After(ctx context.Context, c Call, ids []int64) ([]int64, error) {
 	out := make([]int64, len(ids))

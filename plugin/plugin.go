@@ -294,3 +294,32 @@ func unwrap(p Plugin) Plugin {
 	}
 	return p
 }
+
+// Widther is implemented by a plugin that permutes integer IDs within a
+// fixed width, as Obfuscate does: it takes only IDs below 2^Bits() (0:
+// a width it cannot tell).
+type Widther interface {
+	Bits() int
+}
+
+// Width is a plugin that permutes a key's integer IDs within Bits bits.
+type Width struct {
+	Plugin string
+	Bits   int
+}
+
+// Widths returns the plugins that apply to key and permute its integer
+// IDs within a fixed width (Widther), in the order they run, so that the
+// key can be held to what they take (issuer.CheckKey).
+func (ch *Chain) Widths(key string) []Width {
+	if ch.Empty() {
+		return nil
+	}
+	var out []Width
+	for _, p := range ch.plugins {
+		if w, ok := unwrap(p).(Widther); ok && applies(p, key) && w.Bits() > 0 {
+			out = append(out, Width{Plugin: p.Name(), Bits: w.Bits()})
+		}
+	}
+	return out
+}

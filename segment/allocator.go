@@ -265,7 +265,10 @@ func (a *Allocator) nextSlow(ctx context.Context, b *buffer) (int64, error) {
 }
 
 // NextN returns n strictly increasing IDs. They are consecutive unless the
-// batch spans two segments. n must be at least 1.
+// batch spans two segments. n must be at least 1. When the batch needs a
+// claim that fails (the store is down, or the key is out of space), the
+// IDs already taken for it are a gap: never issued, never issued twice.
+// NextNBelow instead returns what it took when the key runs out.
 func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
@@ -292,8 +295,10 @@ func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
 // when the next ID would be limit or more. When the very next ID is limit
 // or more it takes nothing and returns an error wrapping
 // idforge.ErrSpaceExhausted: the IDs at and above limit stay for other
-// callers of the key, so an answer that is an error uses up no ID. n must
-// be at least 1.
+// callers of the key, so an answer that is an error uses up no ID. A key
+// out of space in the store ends the batch the same way. Any other
+// failed claim mid-batch (the store is down) returns the error, and the
+// IDs taken before it are a gap. n must be at least 1.
 func (a *Allocator) NextNBelow(ctx context.Context, n int, limit int64) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)

@@ -3,6 +3,7 @@ package serial
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/idforge/idforge"
 )
@@ -154,4 +155,118 @@ func appendDigits[T string | []byte](d []byte, v T) []byte {
 		}
 	}
 	return d
+}
+
+// paramSum is a checksum over all the text before it that only
+// parameters can give digits: nothing else before it always renders one.
+// Its request's values are checked for a digit before any number is
+// drawn (checkParams), so a request it would fail on uses up none.
+type paramSum struct {
+	node   int   // the checksum's node
+	params []int // the nodes of the parameters before it
+}
+
+// digitsBefore sorts out, for every checksum over all the text before it,
+// where that text's digits come from, so that a checksum never fails
+// after numbers were drawn for its serial:
+//
+//   - a digit in the static text, or a part that always renders one
+//     (a seq, a date field, mod and luhn checksums, a part with digits
+//     only), settles it: the checksum always has digits;
+//   - else, parameters before it may give the digits: each request is
+//     checked before anything is drawn (t.paramSums);
+//   - else, with no parameter before it, the text has digits only by
+//     chance (random characters, an iso7064 checksum that may be X) or
+//     never: the template is refused.
+//
+// A custom part before it may render digits or not, which only it knows:
+// its checksum is checked as it renders, as before.
+func (t *Template) digitsBefore() error {
+	for i := range t.nodes {
+		n := &t.nodes[i]
+		sum, ok := n.part.(*checksumPart)
+		if !ok || n.refs[0].node != -1 {
+			continue
+		}
+		var params []int
+		settled := false
+		for j := range i {
+			o := &t.nodes[j]
+			switch p := o.part.(type) {
+			case nil:
+				settled = settled || strings.ContainsAny(o.static, digitChars)
+			case *paramPart:
+				if p.digitsOnly() {
+					settled = true // a value is not empty, and all digits
+				} else {
+					params = append(params, j)
+				}
+			default:
+				if !o.builtin {
+					settled = true // only it knows: checked as it renders
+				} else {
+					settled = settled || alwaysDigit(o.part)
+				}
+			}
+		}
+		switch {
+		case settled:
+		case len(params) > 0:
+			t.paramSums = append(t.paramSums, paramSum{node: i, params: params})
+		default:
+			return errAt(n.col, "checksum:%s sums the digits of the text before it, which need not have any: nothing there always renders a digit (a seq, a date field, a digit in the text, a part with chars=digits); put one before it, or name a part of digits with of=", sum.algo)
+		}
+	}
+	return nil
+}
+
+// alwaysDigit reports whether a built-in part renders at least one digit
+// in every serial.
+func alwaysDigit(p Part) bool {
+	switch p := p.(type) {
+	case *seqPart:
+		return true // a number, padded or not
+	case *datePart:
+		for _, op := range p.ops {
+			if op.code != opLit || strings.ContainsAny(op.lit, digitChars) {
+				return true
+			}
+		}
+		return false
+	case *randomPart:
+		return p.digitsOnly()
+	case *checksumPart:
+		return p.digitsOnly() // iso7064 may render X
+	}
+	return false
+}
+
+// checkParams checks a request's parameters before any number is drawn:
+// every value (see paramPart.value), then that each checksum whose digits
+// only parameters can give gets some. Errors wrap
+// idforge.ErrInvalidArgument.
+func (t *Template) checkParams(params map[string]string) error {
+	for _, i := range t.paramNodes {
+		if _, err := t.nodes[i].part.(*paramPart).value(params); err != nil {
+			return err
+		}
+	}
+	for _, s := range t.paramSums {
+		var values []string
+		for _, j := range s.params {
+			p := t.nodes[j].part.(*paramPart)
+			v := params[p.name]
+			if strings.ContainsAny(v, digitChars) {
+				values = nil
+				break
+			}
+			values = append(values, fmt.Sprintf("parameter %q is %q", p.name, v))
+		}
+		if values != nil {
+			n := &t.nodes[s.node]
+			return fmt.Errorf("%w: serial: checksum at col %d: the text before it has no digits, which only parameters give here (%s)",
+				idforge.ErrInvalidArgument, n.col, strings.Join(values, ", "))
+		}
+	}
+	return nil
 }

@@ -127,8 +127,11 @@
 // serves the serials that fit and stops there, without an error; a
 // request of which not even the first serial fits is an error wrapping
 // idforge.ErrSpaceExhausted, and from a bounded source it uses up
-// nothing. With several bounded seq parts the one with the least room
-// cuts the batch, and numbers the others drew past that point are lost.
+// nothing. A batch from a bounded source without width= is drawn the
+// same way under what int64 holds, so a key that runs out of space within
+// a batch serves the serials before its end too. With several bounded seq
+// parts the one with the least room cuts the batch, and numbers the
+// others drew past that point are lost.
 //
 // # Names and references
 //

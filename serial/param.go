@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/chars"
 )
 
 const kindParam = "param"
@@ -138,29 +139,34 @@ func (p *paramPart) digitsOnly() bool {
 func (p *paramPart) MaxLen() int { return p.max }
 
 // value returns the parameter from params, or an error wrapping
-// idforge.ErrInvalidArgument that names it.
+// idforge.ErrInvalidArgument that names it. Characters are checked before
+// the length, as for key names: a value of characters outside the set is
+// refused for them, naming the first (its position, itself and its code
+// point), not for the bytes they take.
 func (p *paramPart) value(params map[string]string) (string, error) {
 	v, ok := params[p.name]
-	switch {
-	case !ok:
+	if !ok {
 		return "", fmt.Errorf("%w: serial: parameter %q is missing", idforge.ErrInvalidArgument, p.name)
-	case v == "":
+	}
+	if v == "" {
 		return "", fmt.Errorf("%w: serial: parameter %q is empty", idforge.ErrInvalidArgument, p.name)
+	}
+	if r, refused := chars.FirstRefused(v, p.allows); refused {
+		return "", fmt.Errorf("%w: serial: parameter %q: %s is not in chars=%s", idforge.ErrInvalidArgument, p.name, r, p.set.name)
+	}
+	// Every character is ASCII now: the length in bytes is the length in
+	// characters.
+	switch {
 	case p.width > 0 && p.pad == 0 && len(v) != p.width:
 		return "", fmt.Errorf("%w: serial: parameter %q is %d characters long, want %d", idforge.ErrInvalidArgument, p.name, len(v), p.width)
 	case len(v) > p.max:
 		return "", fmt.Errorf("%w: serial: parameter %q is %d characters long, at most %d allowed", idforge.ErrInvalidArgument, p.name, len(v), p.max)
 	}
-	for i := 0; i < len(v); i++ {
-		if v[i] >= 0x80 {
-			return "", fmt.Errorf("%w: serial: parameter %q: byte %d is not ASCII, and chars=%s is", idforge.ErrInvalidArgument, p.name, i+1, p.set.name)
-		}
-		if !p.set.has[v[i]] {
-			return "", fmt.Errorf("%w: serial: parameter %q: character %d is %q, not in chars=%s", idforge.ErrInvalidArgument, p.name, i+1, v[i], p.set.name)
-		}
-	}
 	return v, nil
 }
+
+// allows reports whether c is in the part's chars= set (sets are ASCII).
+func (p *paramPart) allows(c rune) bool { return c < 0x80 && p.set.has[c] }
 
 func (p *paramPart) Append(_ context.Context, dst []byte, ev *Eval) ([]byte, error) {
 	v, err := p.value(ev.params)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/idforge/idforge"
@@ -19,7 +20,9 @@ const maxInt64Digits = 19
 // segment key) is one. A seq part with width=N draws from such a source
 // with the limit 10^N, so that a number too wide for the width is never
 // drawn: it stays for other users of the source, and an answer that is
-// an error uses up no number.
+// an error uses up no number. Without width=, batches are drawn from it
+// under math.MaxInt64, so that one crossing the end of the source's
+// numbers gets those before the end instead of failing whole.
 type BoundedGenerator interface {
 	// NextNBelow returns between 1 and n numbers, all below limit, in
 	// the order the source hands them out; fewer than n only when the
@@ -36,7 +39,7 @@ type seqPart struct {
 	name    string
 	gen     idforge.Generator
 	batch   idforge.BatchGenerator // gen, when it is one
-	bounded BoundedGenerator       // gen, when it is one and width= bounds the numbers
+	bounded BoundedGenerator       // gen, when it is one: batches take only numbers below limit, or what int64 holds
 	limit   int64                  // 10^width: the smallest number too wide; 0 when width leaves every int64 room
 	ctr     idforge.PeriodCounter
 	width   int  // 0: as many digits as the number has
@@ -81,9 +84,7 @@ func compileSeq(e Expr, r Resolver) (*seqPart, error) {
 	case idforge.Generator:
 		p.gen = s
 		p.batch, _ = s.(idforge.BatchGenerator)
-		if p.limit > 0 {
-			p.bounded, _ = s.(BoundedGenerator)
-		}
+		p.bounded, _ = s.(BoundedGenerator)
 	default:
 		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned %T, want an idforge.Generator or idforge.PeriodCounter", e.Arg, src)
 	}
@@ -135,7 +136,7 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 		var period = ev.now
 		v, period, err = p.ctr.Next(ctx, ev.now)
 		ev.notePeriod(period)
-	case p.bounded != nil:
+	case p.bounded != nil && p.limit > 0:
 		var vals []int64
 		vals, err = p.bounded.NextNBelow(ctx, 1, p.limit)
 		if err == nil && len(vals) != 1 {
@@ -164,7 +165,7 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 // has no number left below the width's limit is out of room for this
 // part: the error says so, in the width's terms.
 func (p *seqPart) sourceErr(err error) error {
-	if p.bounded != nil && errors.Is(err, idforge.ErrSpaceExhausted) {
+	if p.bounded != nil && p.limit > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
 		return p.tooWide(fmt.Sprintf("the source has no number left below %d", p.limit))
 	}
 	return fmt.Errorf("serial: seq %q: %w", p.name, err)
@@ -174,6 +175,17 @@ func (p *seqPart) sourceErr(err error) error {
 // width can show; it wraps idforge.ErrSpaceExhausted.
 func (p *seqPart) tooWide(detail string) error {
 	return fmt.Errorf("%w: serial: seq %q: width=%d shows numbers up to %s, and %s", idforge.ErrSpaceExhausted, p.name, p.width, strings.Repeat("9", p.width), detail)
+}
+
+// below is the limit a batch from a bounded source is drawn under: 10^width,
+// or, without a width, math.MaxInt64, which no key issues (its IDs end at
+// idforge.MaxSegmentID), so that a batch crossing the end of the key's
+// space gets the numbers before it rather than failing whole.
+func (p *seqPart) below() int64 {
+	if p.limit > 0 {
+		return p.limit
+	}
+	return math.MaxInt64
 }
 
 // digits returns the number of decimal digits of v ≥ 0.

@@ -90,6 +90,7 @@ type Template struct {
 	paramNodes []int
 	batch      bool // some seq source is an idforge.BatchGenerator
 	uniqueBy   int  // the node of the counter the uniqueness proof rests on
+	paramSums  []paramSum
 	pool       sync.Pool
 }
 
@@ -171,6 +172,9 @@ func Parse(text string, opts Options) (*Template, error) {
 		return nil, err
 	}
 	if err := t.sort(); err != nil {
+		return nil, err
+	}
+	if err := t.digitsBefore(); err != nil {
 		return nil, err
 	}
 	if err := t.measure(opts.MaxLen); err != nil {
@@ -515,6 +519,13 @@ func (t *Template) Next(ctx context.Context, params map[string]string) (string, 
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
+	if len(t.paramSums) > 0 {
+		// eval checks each value before drawing, but not what a checksum
+		// needs of them.
+		if err := t.checkParams(params); err != nil {
+			return "", err
+		}
+	}
 	ev := t.pool.Get().(*Eval)
 	ev.params = params
 	s, err := t.eval(ctx, ev)
@@ -546,10 +557,8 @@ func (t *Template) NextN(ctx context.Context, n int, params map[string]string) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, i := range t.paramNodes {
-		if _, err := t.nodes[i].part.(*paramPart).value(params); err != nil {
-			return nil, err
-		}
+	if err := t.checkParams(params); err != nil {
+		return nil, err
 	}
 	ev := t.pool.Get().(*Eval)
 	defer func() {
@@ -595,7 +604,7 @@ func (t *Template) prefetch(ctx context.Context, ev *Eval, n int) (int, error) {
 			var vals []int64
 			var err error
 			if bounded {
-				vals, err = sp.bounded.NextNBelow(ctx, n, sp.limit)
+				vals, err = sp.bounded.NextNBelow(ctx, n, sp.below())
 			} else {
 				vals, err = sp.batch.NextN(ctx, n)
 			}

@@ -147,13 +147,16 @@ func TestParams(t *testing.T) {
 	}{
 		{with("area", "<missing>"), `"area" is missing`},
 		{with("area", ""), `"area" is empty`},
-		{with("area", "01a"), `"area": character 3 is 'a', not in chars=digits`},
+		{with("area", "01a"), `"area": character 3 'a' (U+0061) is not in chars=digits`},
 		{with("area", "01234"), `"area" is 5 characters long, at most 4`},
 		{with("unit", "654"), `"unit" is 3 characters long, want 4`},
 		{with("unit", "65410"), `"unit" is 5 characters long, want 4`},
-		{with("unit", "65 1"), `"unit": character 3 is ' ', not in chars=safe`},
-		{with("unit", "6é41"), `"unit" is 5 characters long, want 4`},
-		{with("area", "é"), `"area": byte 1 is not ASCII`},
+		{with("unit", "65 1"), `"unit": character 3 ' ' (U+0020) is not in chars=safe`},
+		// Not ASCII: the character is named, not the bytes it takes.
+		{with("unit", "6é41"), `"unit": character 2 'é' (U+00E9) is not in chars=safe`},
+		{with("area", "é"), `"area": character 1 'é' (U+00E9) is not in chars=digits`},
+		{with("area", "订单"), `"area": character 1 '订' (U+8BA2) is not in chars=digits`},
+		{with("area", "0\xe8"), `"area": character 2 (byte 0xE8, which is not UTF-8) is not in chars=digits`},
 		{with("shop", "1234"), `"shop" is 4 characters long, at most 3`},
 		{nil, `"area" is missing`},
 	}
@@ -242,6 +245,11 @@ func TestSyntaxErrors(t *testing.T) {
 		{"@{random:0}", 10, "at least 1"},
 		{"@{random:4,chars=emoji}", 18, "unknown set"},
 		{"@{date:'a,b'}@{param:x,as='q'}", 27, "as='q'"},
+		// A checksum over text that need not have a digit: it would fail
+		// after its serial's numbers were drawn.
+		{"ab@{checksum:luhn}@{seq:order}", 3, "checksum:luhn sums the digits of the text before it, which need not have any"},
+		{"@{random:4,chars=alnum}@{checksum:mod}@{seq:order}", 24, "need not have any"},
+		{"@{date:'Q'}@{checksum:iso7064}@{checksum:mod}@{seq:order}", 12, "need not have any"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.template, func(t *testing.T) {
@@ -440,9 +448,26 @@ func TestChecksums(t *testing.T) {
 	tp = parseCounted(t, "@{param:p,as=q}@{test.mirror:q,as=m}@{checksum:luhn,of=m}", Options{})
 	_, err := tp.Next(ctx, map[string]string{"p": "12a"})
 	wantErr(t, err, idforge.ErrInvalidArgument, "not a digit")
-	tp = parseCounted(t, "ab@{checksum:luhn}", Options{})
-	_, err = tp.Next(ctx, nil)
-	wantErr(t, err, idforge.ErrInvalidArgument, "no digits")
+	// Digits that only a parameter gives are checked before any number
+	// is drawn: a request whose values have none uses up nothing.
+	g := newGen(1)
+	tp = mustParse(t, "@{param:p}@{checksum:luhn}-@{seq:s,width=3}", Options{Resolver: Sources{"s": g}})
+	for _, p := range []string{"ab", "x-y"} {
+		_, err = tp.Next(ctx, map[string]string{"p": p})
+		wantErr(t, err, idforge.ErrInvalidArgument, "checksum at col 11", "has no digits", fmt.Sprintf(`parameter "p" is %q`, p))
+		_, err = tp.NextN(ctx, 3, map[string]string{"p": p})
+		wantErr(t, err, idforge.ErrInvalidArgument, "has no digits")
+	}
+	if got := mustNext(t, tp, map[string]string{"p": "a7"}); got != fmt.Sprintf("a7%c-001", checkDigit("luhn", []byte("7"))) {
+		t.Fatalf("got %q: the refusals used up numbers, or the checksum is wrong", got)
+	}
+	// With two parameters, a digit in either will do.
+	tp = mustParse(t, "@{param:a}-@{param:b}@{checksum:mod}-@{seq:s,width=3}", Options{Resolver: Sources{"s": newGen(1)}})
+	_, err = tp.Next(ctx, map[string]string{"a": "x", "b": "y"})
+	wantErr(t, err, idforge.ErrInvalidArgument, `parameter "a" is "x", parameter "b" is "y"`)
+	if got := mustNext(t, tp, map[string]string{"a": "x", "b": "y2"}); got != fmt.Sprintf("x-y2%c-001", checkDigit("mod", []byte("2"))) {
+		t.Fatalf("got %q", got)
+	}
 }
 
 func TestRandom(t *testing.T) {

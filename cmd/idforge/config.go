@@ -477,20 +477,10 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// key turns a declaration into an idforge.Key, applying the defaults.
+// key turns a declaration into an idforge.Key, applying the defaults of
+// every key definition (issuer.WithDefaults).
 func (k KeyConfig) key() (idforge.Key, error) {
-	out := idforge.Key{Name: k.Name, Strategy: idforge.Strategy(k.Strategy), Description: k.Description, Step: k.Step, MaxID: k.Start}
-	if out.Strategy == "" {
-		out.Strategy = idforge.StrategySegment
-	}
-	if out.Strategy == idforge.StrategySegment {
-		if out.Step == 0 {
-			out.Step = issuer.DefaultStep
-		}
-		if out.MaxID == 0 {
-			out.MaxID = issuer.DefaultStart
-		}
-	}
+	out := issuer.WithDefaults(idforge.Key{Name: k.Name, Strategy: idforge.Strategy(k.Strategy), Description: k.Description, Step: k.Step, MaxID: k.Start})
 	return out, out.Validate()
 }
 

@@ -44,22 +44,15 @@ func fromStrategy(s idforgev1.Strategy) (idforge.Strategy, error) {
 }
 
 // keyFromRequest builds and checks the key of a CreateKey call, with the
-// defaults of POST /v1/keys.
+// defaults of every key definition (issuer.WithDefaults): a step or start
+// absent or 0 takes its default.
 func keyFromRequest(req *idforgev1.CreateKeyRequest) (idforge.Key, error) {
 	strategy, err := fromStrategy(req.GetStrategy())
 	if err != nil {
 		return idforge.Key{}, err
 	}
-	k := idforge.Key{Name: req.GetKey(), Strategy: strategy, Description: req.GetDescription()}
-	if k.Strategy == idforge.StrategySegment {
-		k.Step, k.MaxID = issuer.DefaultStep, issuer.DefaultStart
-	}
-	if req.Step != nil {
-		k.Step = req.GetStep()
-	}
-	if req.Start != nil {
-		k.MaxID = req.GetStart()
-	}
+	k := issuer.WithDefaults(idforge.Key{Name: req.GetKey(), Strategy: strategy,
+		Step: req.GetStep(), MaxID: req.GetStart(), Description: req.GetDescription()})
 	return k, k.Validate()
 }
 

@@ -47,7 +47,19 @@ type fixture struct {
 
 type fixtureOptions struct {
 	noSnowflake bool
+	// stallClaims makes every segment claim wait until its context ends,
+	// as a store slower than any timeout would.
+	stallClaims bool
 	opts        Options
+}
+
+// stallingStore is a memstore whose segment claims never finish: each
+// waits until its context ends (the allocator's load timeout, or Close).
+type stallingStore struct{ *memstore.Store }
+
+func (s stallingStore) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	<-ctx.Done()
+	return idforge.Segment{}, ctx.Err()
 }
 
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
@@ -69,7 +81,11 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 			t.Fatal(err)
 		}
 	}
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
+	var store idforge.Store = st
+	if fo.stallClaims {
+		store = stallingStore{st}
+	}
+	iss := issuer.New(store, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{
 		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
 		Serials: testSerials})
 	if fo.opts.Logger == nil {
@@ -253,6 +269,13 @@ func TestKeys(t *testing.T) {
 	if err != nil || !proto.Equal(created, want) {
 		t.Fatalf("CreateKey with defaults = %v, %v; want %v", created, err, want)
 	}
+	// 0 is the default, as on every path that defines a key (a TOML file
+	// or a CLI flag cannot tell 0 from left out).
+	created, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "zeros", Step: proto.Int64(0), Start: proto.Int64(0)})
+	want = &idforgev1.Key{Key: "zeros", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1}
+	if err != nil || !proto.Equal(created, want) {
+		t.Fatalf("CreateKey(step 0, start 0) = %v, %v; want the defaults %v", created, err, want)
+	}
 	created, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "ticket", Step: proto.Int64(10), Start: proto.Int64(500)})
 	if err != nil || created.GetStep() != 10 || created.GetMaxId() != 500 {
 		t.Fatalf("CreateKey(step 10, start 500) = %v, %v", created, err)
@@ -278,7 +301,7 @@ func TestKeys(t *testing.T) {
 	for _, k := range list.GetKeys() {
 		names = append(names, k.GetKey())
 	}
-	if !slices.Equal(names, []string{"event", "invoice", "msg", "order", "ticket"}) {
+	if !slices.Equal(names, []string{"event", "invoice", "msg", "order", "ticket", "zeros"}) {
 		t.Fatalf("ListKeys names = %v", names)
 	}
 	if sf := list.GetSnowflake(); sf == nil || sf.GetWorker() != 5 || sf.GetLayout() == "" || sf.GetExpires() == nil {
@@ -410,8 +433,8 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "msg", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT})
 			return err
 		}, codes.AlreadyExists, "key_exists"},
-		{"CreateKey step 0", func() error {
-			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Step: proto.Int64(0)})
+		{"CreateKey negative step", func() error {
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Step: proto.Int64(-1)})
 			return err
 		}, codes.InvalidArgument, "invalid_argument"},
 		{"CreateKey start at the largest int64", func() error {
@@ -533,7 +556,8 @@ func TestUnavailable(t *testing.T) {
 	})
 	t.Run("store slower than the request timeout", func(t *testing.T) {
 		// A fresh node per call: a segment one call left loading would
-		// serve the next.
+		// serve the next. Claims never finish, so every call waits for
+		// one until its own timeout ends it, however loaded the machine.
 		for name, call := range map[string]func(*fixture) error{
 			"Next": func(f *fixture) error {
 				_, err := f.client.Next(testCtx(t), &idforgev1.NextRequest{Key: "order"})
@@ -548,7 +572,7 @@ func TestUnavailable(t *testing.T) {
 				return err
 			},
 		} {
-			f := newFixture(t, fixtureOptions{opts: Options{RequestTimeout: time.Nanosecond}})
+			f := newFixture(t, fixtureOptions{stallClaims: true, opts: Options{RequestTimeout: 50 * time.Millisecond}})
 			if code, reason := reasonOf(call(f)); code != codes.Unavailable || reason != "timeout" {
 				t.Fatalf("%s: got %s %q, want Unavailable timeout", name, code, reason)
 			}

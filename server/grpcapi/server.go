@@ -162,7 +162,10 @@ func (s *Server) Next(ctx context.Context, req *idforgev1.NextRequest) (*idforge
 	})
 }
 
-// NextBatch returns count IDs, 1 to Options.MaxCount.
+// NextBatch returns count IDs, 1 to Options.MaxCount; fewer when a
+// segment key runs out of space within the batch (what its format and
+// plugins take, or int64), and OUT_OF_RANGE space_exhausted, using
+// up nothing, once none is left.
 func (s *Server) NextBatch(ctx context.Context, req *idforgev1.NextBatchRequest) (*idforgev1.NextBatchResponse, error) {
 	return issue(s, ctx, "NextBatch", req.GetKey(), int64(req.GetCount()), func(ctx context.Context, n int) (*idforgev1.NextBatchResponse, error) {
 		ids, err := s.iss.NextN(ctx, req.GetKey(), n)
@@ -205,8 +208,11 @@ func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequ
 // sent, or until the client cancels when req.Count is 0. Each message is
 // issued (NextN) only once the previous one was handed to the transport,
 // so HTTP/2 flow control keeps the server at most a window of messages
-// ahead of a slow reader. A failure ends the stream with the failure's
-// status; IDs issued but never read by the client are lost (a gap).
+// ahead of a slow reader. A message holds fewer IDs than the batch when
+// the key runs out of space within it. A failure ends the stream with the
+// failure's status; the call that failed used up no ID when the key is
+// out of space, and IDs issued but never read by the client (or taken
+// from a buffer before the store failed) are lost (a gap).
 func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamingServer[idforgev1.StreamResponse]) error {
 	key, batch, count := req.GetKey(), int64(req.GetBatch()), req.GetCount()
 	if err := idforge.ValidateKeyName(key); err != nil {
@@ -244,7 +250,9 @@ func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamin
 		if err := stream.Send(msg); err != nil {
 			return err
 		}
-		sent += n
+		// Fewer than n when the key ran out within the batch: the next
+		// call says so, having used up nothing.
+		sent += int64(len(ids))
 	}
 	return nil
 }
@@ -301,9 +309,10 @@ func (s *Server) Make(ctx context.Context, req *idforgev1.MakeRequest) (*idforge
 	return &idforgev1.MakeResponse{Id: id}, nil
 }
 
-// CreateKey adds a key. As with POST /v1/keys, the strategy defaults to
-// segment and a segment key's step to issuer.DefaultStep, its start to
-// issuer.DefaultStart; a snowflake key takes neither.
+// CreateKey adds a key. As on every path (issuer.WithDefaults), the
+// strategy defaults to segment and a segment key's step, absent or 0, to
+// issuer.DefaultStep, its start to issuer.DefaultStart; a snowflake key
+// takes neither.
 func (s *Server) CreateKey(ctx context.Context, req *idforgev1.CreateKeyRequest) (*idforgev1.Key, error) {
 	k, err := keyFromRequest(req)
 	if err != nil {

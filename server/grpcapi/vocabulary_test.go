@@ -70,3 +70,33 @@ func TestSpaceExhaustedGRPC(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose key runs out of space mid-way sends every ID that fits
+// (a batch crossing the end failed whole, using up the IDs before the
+// end), then ends with OUT_OF_RANGE space_exhausted.
+func TestStreamServesWhatFits(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	// Room for exactly one segment of 100: the last ID a claim can hold
+	// is idforge.MaxSegmentID.
+	if err := f.store.CreateKey(context.Background(), idforge.Key{Name: "top", Strategy: idforge.StrategySegment, Step: 100, MaxID: idforge.MaxSegmentID - 99}); err != nil {
+		t.Fatal(err)
+	}
+	stream, err := f.client.Stream(testCtx(t), &idforgev1.StreamRequest{Key: "top", Batch: 40, Count: 150})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			if code, reason := reasonOf(err); code != codes.OutOfRange || reason != "space_exhausted" {
+				t.Fatalf("after %d IDs: %s %q (%v), want OutOfRange space_exhausted", len(ids), code, reason, err)
+			}
+			break
+		}
+		ids = append(ids, msg.GetIds()...)
+	}
+	if len(ids) != 100 || ids[0] != idforge.MaxSegmentID-99 || ids[99] != idforge.MaxSegmentID {
+		t.Fatalf("streamed %d IDs (%v…), want the 100 up to %d", len(ids), ids[:min(len(ids), 3)], int64(idforge.MaxSegmentID))
+	}
+}

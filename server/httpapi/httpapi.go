@@ -357,12 +357,13 @@ func (h *handler) key(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, toKeyJSON(k))
 }
 
-// createKeyRequest is the body of POST /v1/keys.
+// createKeyRequest is the body of POST /v1/keys. A step or start left
+// out or 0 takes its default (issuer.WithDefaults).
 type createKeyRequest struct {
 	Key         string `json:"key"`
 	Strategy    string `json:"strategy"`
-	Step        *int64 `json:"step"`
-	Start       *int64 `json:"start"`
+	Step        int64  `json:"step"`
+	Start       int64  `json:"start"`
 	Description string `json:"description"`
 }
 
@@ -386,23 +387,12 @@ func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusCreated, toKeyJSON(issuer.KeyState{Key: k}))
 }
 
-// key applies the defaults of POST /v1/keys to a request and checks the
-// key (the rules that need the key's format are the issuer's, at
+// key applies the defaults of a key definition to a request and checks
+// the key (the rules that need the key's format are the issuer's, at
 // creation).
 func (req createKeyRequest) key() (idforge.Key, error) {
-	if req.Strategy == "" {
-		req.Strategy = string(idforge.StrategySegment)
-	}
-	k := idforge.Key{Name: req.Key, Strategy: idforge.Strategy(req.Strategy), Description: req.Description}
-	if k.Strategy == idforge.StrategySegment {
-		k.Step, k.MaxID = issuer.DefaultStep, issuer.DefaultStart
-	}
-	if req.Step != nil {
-		k.Step = *req.Step
-	}
-	if req.Start != nil {
-		k.MaxID = *req.Start
-	}
+	k := issuer.WithDefaults(idforge.Key{Name: req.Key, Strategy: idforge.Strategy(req.Strategy),
+		Step: req.Step, MaxID: req.Start, Description: req.Description})
 	return k, k.Validate()
 }
 

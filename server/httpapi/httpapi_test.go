@@ -213,11 +213,9 @@ func TestBadInput(t *testing.T) {
 		{"create empty key", "POST", "/v1/keys", `{"key":""}`, 400, "invalid_key"},
 		{"create odd key", "POST", "/v1/keys", `{"key":"a b"}`, 400, "invalid_key"},
 		{"create bad strategy", "POST", "/v1/keys", `{"key":"a","strategy":"uuid"}`, 400, "invalid_argument"},
-		{"create step 0", "POST", "/v1/keys", `{"key":"a","step":0}`, 400, "invalid_argument"},
 		{"create step negative", "POST", "/v1/keys", `{"key":"a","step":-3}`, 400, "invalid_argument"},
 		{"create step string", "POST", "/v1/keys", `{"key":"a","step":"5"}`, 400, "invalid_argument"},
 		{"create step overflow", "POST", "/v1/keys", `{"key":"a","step":99999999999999999999}`, 400, "invalid_argument"},
-		{"create start 0", "POST", "/v1/keys", `{"key":"a","start":0}`, 400, "invalid_argument"},
 		{"create start negative", "POST", "/v1/keys", `{"key":"a","start":-1}`, 400, "invalid_argument"},
 		{"create start at the largest int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775807}`, 400, "invalid_argument"},
 		{"create first segment past int64", "POST", "/v1/keys", `{"key":"a","start":9223372036854775000,"step":1000}`, 400, "invalid_argument"},
@@ -294,6 +292,28 @@ func TestKeys(t *testing.T) {
 	}
 	if list.Snowflake == nil || list.Snowflake.Worker != 5 || list.Snowflake.Expires.Year() != 2080 {
 		t.Fatalf("snowflake info = %+v", list.Snowflake)
+	}
+}
+
+// A step or start of 0 means the default, as on every path that defines a
+// key (a config file's start = 0 and keys create --start 0 always did; a
+// TOML file or a CLI flag cannot tell 0 from left out): "start":0 was
+// refused here while the others took it as 1.
+func TestKeyZeroMeansDefault(t *testing.T) {
+	f := newFixture(t)
+	for _, body := range []string{`{"key":"z1","start":0}`, `{"key":"z2","step":0,"start":0}`, `{"key":"z3","step":null,"start":null}`} {
+		status, resp, _ := f.do(t, "POST", "/v1/keys", body)
+		var k keyJSON
+		if status != 201 || json.Unmarshal([]byte(resp), &k) != nil || k.Step != issuer.DefaultStep || k.MaxID != strconv.Itoa(issuer.DefaultStart) {
+			t.Fatalf("POST %s: %d %s, want 201 with step %d and start %d", body, status, resp, issuer.DefaultStep, issuer.DefaultStart)
+		}
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/ids/z1", ""); status != 200 || !strings.Contains(body, `"ids":["1"]`) {
+		t.Fatalf("first ID of a key created with start 0: %d %s, want 1", status, body)
+	}
+	// A snowflake key takes neither, and 0 is neither.
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"z4","strategy":"snowflake","step":0,"start":0}`); status != 201 {
+		t.Fatalf("snowflake key with step 0, start 0: %d %s", status, body)
 	}
 }
 

@@ -57,9 +57,25 @@ const maxIssuedPerKey = 1200
 // and a definition that is accepted issues, over GET /v1/ids, a batch well
 // past one segment (or up to the last ID it can show, then answers
 // space_exhausted) with every value distinct, in order, within its range,
-// and no 500.
+// and no 500; the batch that crosses the last ID answers the IDs that
+// fit.
 func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 	t.Helper()
+	// The body says what the definition says; the rest of the check
+	// works on the key it means: a segment key's step or start of 0 is
+	// its default, on every path that defines a key.
+	body := fmt.Sprintf(`{"key":"k","strategy":%q,"step":%d,"start":%d}`, d.strategy, d.step, d.start)
+	if d.strategy != idforge.StrategySegment && d.step == 0 && d.start == 0 {
+		body = fmt.Sprintf(`{"key":"k","strategy":%q}`, d.strategy)
+	}
+	if d.strategy == idforge.StrategySegment {
+		if d.step == 0 {
+			d.step = issuer.DefaultStep
+		}
+		if d.start == 0 {
+			d.start = issuer.DefaultStart
+		}
+	}
 	var format *obfuscate.Format
 	if d.format != "" {
 		f, err := obfuscate.ParseFormat(d.format)
@@ -103,10 +119,6 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 		return rec.Code, rec.Body.String()
 	}
 
-	body := fmt.Sprintf(`{"key":"k","strategy":%q,"step":%d,"start":%d}`, d.strategy, d.step, d.start)
-	if d.strategy != idforge.StrategySegment && d.step == 0 && d.start == 0 {
-		body = fmt.Sprintf(`{"key":"k","strategy":%q}`, d.strategy)
-	}
 	status, resp := do("POST", "/v1/keys", body)
 	last, fits := firstSegmentFits(d, format)
 	if !fits {
@@ -141,11 +153,16 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 	seen := make(map[string]bool, want)
 	prev := int64(0)
 	for issued := int64(0); issued < want; {
-		n := min(int64(batch), want-issued)
+		// A key that will run out is asked for whole batches, so that the
+		// last one crosses its end: it must answer the IDs that fit.
+		n := int64(batch)
+		if want < capacity {
+			n = min(n, want-issued)
+		}
 		status, resp := do("GET", "/v1/ids/k?count="+strconv.FormatInt(n, 10), "")
 		var got idsResponse
-		if status != 200 || json.Unmarshal([]byte(resp), &got) != nil || int64(len(got.IDs)) != n {
-			t.Fatalf("%+v: %d IDs after %d issued: %d %s", d, n, issued, status, resp)
+		if status != 200 || json.Unmarshal([]byte(resp), &got) != nil || int64(len(got.IDs)) != min(n, capacity-issued) {
+			t.Fatalf("%+v: %d IDs after %d issued (%d left): %d %s", d, n, issued, capacity-issued, status, resp)
 		}
 		for _, s := range got.IDs {
 			if seen[s] {
@@ -197,12 +214,12 @@ const (
 	outcomeExhausted                   // it issued every ID it can, then answered space_exhausted
 )
 
-// firstSegmentFits is the rule for a definition, worked out in big
-// integers apart from the code under test: a segment key's step is 1 to
-// idforge.MaxStep, its start at least 1, and its first segment
-// [start, start+step) ends by the largest ID it can issue (one below the
-// largest int64, since a claim's end is stored; no more than its format
-// shows); other strategies take no step or start, a snowflake key only a
+// firstSegmentFits is the rule for a definition (its 0s replaced by the
+// defaults), worked out in big integers apart from the code under test:
+// a segment key's step is 1 to idforge.MaxStep, its start at least 1, and
+// its first segment [start, start+step) ends by the largest ID it can
+// issue (one below the largest int64, since a claim's end is stored; no
+// more than its format shows); other strategies take no step or start, a snowflake key only a
 // permutation of all 63 bits, uuidv7 and ulid keys no format. It returns
 // that largest ID too.
 func firstSegmentFits(d keyDef, format *obfuscate.Format) (last int64, fits bool) {

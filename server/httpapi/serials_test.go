@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"encoding/json"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,4 +97,88 @@ func TestSerialWidthRunsOut(t *testing.T) {
 func jsonText(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b[1 : len(b)-1])
+}
+
+// A parameter value outside its chars= set is refused naming the
+// character the user sent, its position and its code point, never a raw
+// byte; and the refusal uses up no ID.
+func TestSerialParamNamesTheCharacter(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ area, want string }{
+		{"订单", `parameter \"area\": character 1 '订' (U+8BA2) is not in chars=digits`},
+		{"01é", `parameter \"area\": character 3 'é' (U+00E9) is not in chars=digits`},
+		{"0%E8", `parameter \"area\": character 2 (byte 0xE8, which is not UTF-8) is not in chars=digits`},
+	} {
+		area := tc.area
+		if !strings.Contains(area, "%") {
+			area = url.QueryEscape(area)
+		}
+		status, body, _ := f.do(t, "GET", "/v1/serials/job?param.unit=0001&param.area="+area, "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, tc.want) {
+			t.Errorf("area %q: %d %s, want 400 invalid_argument saying %s", tc.area, status, body, tc.want)
+		}
+	}
+	status, body, _ := f.do(t, "GET", "/v1/serials/job?param.unit=0001&param.area=10", "")
+	if status != 200 || !strings.Contains(body, `"10-0001-00001"`) {
+		t.Fatalf("after the refusals: %d %s, want 10-0001-00001 (nothing used up)", status, body)
+	}
+}
+
+// A checksum over text whose digits only a parameter gives: a request
+// whose value has none is refused before any number is drawn (it failed
+// after drawing, using up an ID), and a template whose checksum need not
+// have any digit at all is refused at definition.
+func TestSerialChecksumWithoutDigits(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"tag","template":"@{param:p}@{checksum:luhn}-@{seq:order,width=6}"}`)
+	if status != 201 {
+		t.Fatalf("create: %d %s", status, body)
+	}
+	for range 3 {
+		status, body, _ = f.do(t, "GET", "/v1/serials/tag?count=4&param.p=ab", "")
+		if status != 400 || errorCode(t, body) != "invalid_argument" || !strings.Contains(body, "has no digits") || !strings.Contains(body, `parameter \"p\" is \"ab\"`) {
+			t.Fatalf("no digits: %d %s, want 400 invalid_argument naming the parameter", status, body)
+		}
+	}
+	status, body, _ = f.do(t, "GET", "/v1/serials/tag?param.p=a7", "")
+	if status != 200 || !strings.Contains(body, `"values":["a7`) || !strings.Contains(body, `-000001"]`) {
+		t.Fatalf("after the refusals: %d %s, want the key's first ID, 000001 (nothing used up)", status, body)
+	}
+	for _, tmpl := range []string{"ab@{checksum:luhn}@{seq:order}", "@{random:3,chars=alnum}@{checksum:mod}@{seq:order}"} {
+		body, _ := json.Marshal(map[string]string{"name": "never", "template": tmpl})
+		status, resp, _ := f.do(t, "POST", "/v1/serials", string(body))
+		if status != 400 || errorCode(t, resp) != "invalid_argument" || !strings.Contains(resp, "need not have any") {
+			t.Errorf("POST %s: %d %s, want 400 invalid_argument", tmpl, status, resp)
+		}
+	}
+}
+
+// A serial without width= over a key that runs out of int64 within a
+// batch serves the serials before the end (the batch failed whole, using
+// up the IDs before the end), then answers space_exhausted.
+func TestSerialBatchCrossingTheKeysEnd(t *testing.T) {
+	f := newFixture(t)
+	start := strconv.FormatInt(idforge.MaxSegmentID-99, 10)
+	if status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"top","step":100,"start":`+start+`}`); status != 201 {
+		t.Fatalf("create key: %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "POST", "/v1/serials", `{"name":"t","template":"T@{seq:top}"}`); status != 201 {
+		t.Fatalf("create serial: %d %s", status, body)
+	}
+	var values []string
+	for _, count := range []string{"60", "60"} {
+		status, body, _ := f.do(t, "GET", "/v1/serials/t?count="+count, "")
+		var resp serialsResponse
+		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil {
+			t.Fatalf("count=%s after %d: %d %s, want the serials that fit", count, len(values), status, body)
+		}
+		values = append(values, resp.Values...)
+	}
+	if len(values) != 100 || values[0] != "T"+start || values[99] != "T"+strconv.FormatInt(idforge.MaxSegmentID, 10) {
+		t.Fatalf("%d serials, %q … %q; want the 100 up to the last ID", len(values), values[0], values[len(values)-1])
+	}
+	wantStatus := idforge.ErrorCode(idforge.ErrSpaceExhausted).HTTPStatus()
+	if status, body, _ := f.do(t, "GET", "/v1/serials/t?count=5", ""); status != wantStatus || errorCode(t, body) != "space_exhausted" {
+		t.Fatalf("past the end: %d %s, want %d space_exhausted", status, body, wantStatus)
+	}
 }

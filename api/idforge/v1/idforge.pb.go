@@ -929,10 +929,10 @@ type CreateKeyRequest struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Key      string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	Strategy Strategy               `protobuf:"varint,2,opt,name=strategy,proto3,enum=idforge.v1.Strategy" json:"strategy,omitempty"`
-	// step is the segment length claimed at once; absent means 1000.
+	// step is the segment length claimed at once; absent or 0 means 1000.
 	// Segment keys only, 1 to 2^31-1.
 	Step *int64 `protobuf:"varint,3,opt,name=step,proto3,oneof" json:"step,omitempty"`
-	// start is the first ID; absent means 1. Segment keys only.
+	// start is the first ID; absent or 0 means 1. Segment keys only.
 	Start *int64 `protobuf:"varint,4,opt,name=start,proto3,oneof" json:"start,omitempty"`
 	// description is free text, at most 256 bytes of UTF-8.
 	Description   string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
