@@ -18,9 +18,6 @@ type serialEntry struct {
 	tmpl *serial.Template
 }
 
-// MaxSerialCount is the most serials one call may ask for.
-const MaxSerialCount = 10_000
-
 // resolveTimeout bounds the store lookups a template makes at parse time.
 const resolveTimeout = 5 * time.Second
 
@@ -112,8 +109,8 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 // the batch, and an error wrapping idforge.ErrSpaceExhausted when not
 // even one fits (see serial.Template.NextN).
 func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
-	if n < 1 || n > MaxSerialCount {
-		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, MaxSerialCount)
+	if n < 1 || n > idforge.MaxCount {
+		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, idforge.MaxCount)
 	}
 	tmpl, err := i.template(ctx, name)
 	if err != nil {

@@ -102,7 +102,7 @@ func TestSerials(t *testing.T) {
 	if _, err := iss.NextSerial(ctx, "job", 1, map[string]string{"area": "010"}); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Fatalf("missing param: %v", err)
 	}
-	for _, n := range []int{0, -1, MaxSerialCount + 1} {
+	for _, n := range []int{0, -1, idforge.MaxCount + 1} {
 		if _, err := iss.NextSerial(ctx, "qj", n, nil); !errors.Is(err, idforge.ErrInvalidCount) {
 			t.Fatalf("count %d: %v", n, err)
 		}

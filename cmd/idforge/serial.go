@@ -42,8 +42,8 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if err != nil {
 		return err
 	}
-	if *count < 1 || *count > 10_000 {
-		return usageErr("-n %d: want 1..10000", *count)
+	if *count < 1 || *count > idforge.MaxCount {
+		return usageErr("-n %d: want 1..%d", *count, idforge.MaxCount)
 	}
 	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
 		values, err := n.Issuer().NextSerial(ctx, pos[0], *count, params)
