@@ -11,10 +11,13 @@ type Clock interface {
 	Sleep(d time.Duration)
 }
 
-// SystemClock is the Clock of the operating system.
+// SystemClock is the Clock of the operating system and the default of
+// every Clock setting left nil. A program may replace it before it builds
+// anything, never while generators run: the idforge binary's test builds
+// do, with a clock an end-to-end test can move (internal/testclock).
 var SystemClock Clock = systemClock{}
 
 type systemClock struct{}
 
-func (systemClock) Now() time.Time        { return wallNow() }
+func (systemClock) Now() time.Time        { return time.Now() }
 func (systemClock) Sleep(d time.Duration) { time.Sleep(d) }

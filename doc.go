@@ -10,9 +10,10 @@
 // Every rule has one owner; change it there and every caller follows.
 //
 //   - idforge (this package): the contracts (Generator, Store, Key and its
-//     limits in Key.Validate, Clock), the sentinel errors (errors.go) and the
-//     one error vocabulary (codes.go: each Code's HTTP status, gRPC code and
-//     whether a retry may succeed).
+//     limits in Key.Validate, Clock), MaxCount (the most IDs or serials one
+//     request may ask for, on every transport), the sentinel errors
+//     (errors.go) and the one error vocabulary (codes.go: each Code's HTTP
+//     status, gRPC code and whether a retry may succeed).
 //   - segment: Leaf-style number segments claimed from a store, double
 //     buffered in memory, strictly increasing per node; adaptive step.
 //   - snowflake: 63-bit time + datacenter + worker + sequence IDs: layouts
@@ -44,7 +45,8 @@
 //     password redaction; internal/httperr and internal/grpcerr: the error
 //     answer of every transport; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
-//     and the forward-only high-water mark.
+//     and the forward-only high-water mark; internal/testclock: the clock
+//     an end-to-end test moves in the binary's test builds.
 //   - cmd/idforge: flags, the config file and the commands, wired onto node.
 //
 // Backends register themselves by URL scheme; only the idforge binary

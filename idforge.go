@@ -25,6 +25,17 @@ type BatchGenerator interface {
 	NextN(ctx context.Context, n int) ([]int64, error)
 }
 
+// MaxCount is the most IDs or serials one request may ask for, on every
+// way in: the HTTP API's count, the gRPC API's count and Stream batch,
+// Tinyid's batchSize (cut to it, as Tinyid cuts to batch.size.max),
+// issuer.NextSerial and `idforge serial -n`; a client's range cache
+// fetches blocks of at most this many. It bounds what one request can
+// cost a node and its client (10,000 IDs as JSON strings are about
+// 230 kB) while keeping batches large enough that a caching client goes
+// to the network rarely; it is also Tinyid's default batch.size.max, so
+// Tinyid clients meet the cap they know.
+const MaxCount = 10_000
+
 // Strategy names the way a key issues IDs. Segment, snowflake and source
 // keys issue int64 IDs; uuidv7 and ulid keys issue strings.
 type Strategy string

@@ -2,7 +2,9 @@ package idforge_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 
@@ -119,5 +121,31 @@ func TestParseStrategy(t *testing.T) {
 	}
 	if _, err := idforge.ParseStrategy("Segment"); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Errorf("case-sensitive: %v", err)
+	}
+}
+
+// TestREADMECountLimit: both READMEs give the count limit of /v1/ids and
+// of invalid_count as idforge.MaxCount, written one way.
+func TestREADMECountLimit(t *testing.T) {
+	limit := fmt.Sprintf("%d,%03d", idforge.MaxCount/1000, idforge.MaxCount%1000)
+	for file, from := range map[string]string{"README.md": "1 to ", "README.zh-CN.md": "1 到 "} {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, row := range []string{"| `GET /v1/ids/{key}?count=N", "| `invalid_count` |"} {
+			found := false
+			for _, line := range strings.Split(string(raw), "\n") {
+				if strings.HasPrefix(line, row) {
+					found = true
+					if !strings.Contains(line, from+limit) {
+						t.Errorf("%s: %q does not say %q", file, line, from+limit)
+					}
+				}
+			}
+			if !found {
+				t.Errorf("%s: no row %q", file, row)
+			}
+		}
 	}
 }

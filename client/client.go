@@ -8,12 +8,6 @@ import (
 	"github.com/idforge/idforge/snowflake"
 )
 
-// MaxCount is the largest number of IDs (or serials) an idforge server
-// hands out in one call; it bounds WithRangeCache's batch. Remote clients
-// pass larger NextN, NextStrings and NextSerial counts on and the server
-// refuses them (idforge.ErrInvalidCount).
-const MaxCount = 10_000
-
 // Client issues IDs for named keys, whichever way idforge is deployed.
 // Implementations are safe for concurrent use.
 type Client interface {
@@ -27,7 +21,8 @@ type Client interface {
 	// what its format and plugins take, and an error wrapping
 	// idforge.ErrSpaceExhausted once none is left. n < 1 is an error
 	// wrapping idforge.ErrInvalidCount; a remote server refuses n above
-	// its maximum (MaxCount by default) the same way.
+	// its maximum (idforge.MaxCount by default) the same way: a remote
+	// client passes larger counts on and lets the server refuse them.
 	NextN(ctx context.Context, key string, n int) ([]int64, error)
 	// NextStrings returns n IDs of key as text (n ≥ 1): UUIDs or ULIDs
 	// for a uuidv7 or ulid key, which issues no integers; the key's
@@ -36,7 +31,7 @@ type Client interface {
 	// when NextN's would. WithRangeCache does not
 	// cache them.
 	NextStrings(ctx context.Context, key string, n int) ([]string, error)
-	// NextSerial returns n serial numbers (n ≥ 1, at most MaxCount; fewer
+	// NextSerial returns n serial numbers (n ≥ 1, at most idforge.MaxCount; fewer
 	// when the template's width= runs out within the batch) of the serial
 	// definition name, a template the server's configuration
 	// (or POST /v1/serials) defines; params fill its @{param:NAME} fields.

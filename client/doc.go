@@ -3,6 +3,8 @@
 // server, REST).
 //
 //   - NewEmbedded: the issuer runs inside the calling process; no network.
+//     It takes the issuer as the Issuer interface, so a program that uses
+//     only the remote modes does not link the issuer.
 //   - NewGRPC: a central idforge server (or several) over gRPC.
 //   - NewHTTP: the same over the REST API (/v1/ids, /v1/serials, /v1/explain).
 //

@@ -6,22 +6,39 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/snowflake"
 )
+
+// Issuer is what an embedded client issues from: an *issuer.Issuer
+// running in this process. The client names it by these methods rather
+// than by the issuer package, so that a program using only the remote
+// clients does not link the issuer and everything it builds on.
+type Issuer interface {
+	// Next, NextN, NextStrings and NextSerial issue as the issuer's
+	// methods of the same names do; format is NextStrings' text format
+	// ("" for the key's own).
+	Next(ctx context.Context, key string) (int64, error)
+	NextN(ctx context.Context, key string, n int) ([]int64, error)
+	NextStrings(ctx context.Context, key string, n int, format string) ([]string, error)
+	NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
+	// Snowflake returns the issuer's snowflake generator, nil when it has
+	// none; Explain decodes with its layout.
+	Snowflake() *snowflake.Generator
+}
 
 // embedded is a Client over an issuer in this process.
 type embedded struct {
-	iss    *issuer.Issuer
+	iss    Issuer
 	closed atomic.Bool
 }
 
 var _ Client = (*embedded)(nil)
 
-// NewEmbedded returns a Client over iss, which runs in this process
-// (Vesta's embedded mode): no network, the issuer's own buffers, and no
-// limit on NextN beyond the issuer's. The caller keeps ownership of iss:
-// Close does not close it.
-func NewEmbedded(iss *issuer.Issuer) Client {
+// NewEmbedded returns a Client over iss (an *issuer.Issuer), which runs in
+// this process (Vesta's embedded mode): no network, the issuer's own
+// buffers, and no limit on NextN beyond the issuer's. The caller keeps
+// ownership of iss: Close does not close it.
+func NewEmbedded(iss Issuer) Client {
 	return &embedded{iss: iss}
 }
 

@@ -99,7 +99,7 @@ func TestNoFailoverOnClientErrors(t *testing.T) {
 			if _, err := c.Next(ctx, "nope"); !errors.Is(err, idforge.ErrUnknownKey) {
 				t.Fatalf("unknown key: %v", err)
 			}
-			if _, err := c.NextN(ctx, "order", MaxCount+1); !errors.Is(err, idforge.ErrInvalidCount) {
+			if _, err := c.NextN(ctx, "order", idforge.MaxCount+1); !errors.Is(err, idforge.ErrInvalidCount) {
 				t.Fatalf("count too large: %v", err)
 			}
 			if _, err := c.Next(ctx, "order"); err != nil {
@@ -139,7 +139,7 @@ func TestFailoverSerialsAndStrings(t *testing.T) {
 				{"unknown serial", func() error { _, err := c.NextSerial(ctx, "nope", 1, nil); return err }(), idforge.ErrUnknownKey},
 				{"missing parameter", func() error { _, err := c.NextSerial(ctx, "job", 1, nil); return err }(), idforge.ErrInvalidArgument},
 				{"unknown key", func() error { _, err := c.NextStrings(ctx, "nope", 1); return err }(), idforge.ErrUnknownKey},
-				{"count too large", func() error { _, err := c.NextStrings(ctx, "trace", MaxCount+1); return err }(), idforge.ErrInvalidCount},
+				{"count too large", func() error { _, err := c.NextStrings(ctx, "trace", idforge.MaxCount+1); return err }(), idforge.ErrInvalidCount},
 			} {
 				if !errors.Is(tc.err, tc.want) {
 					t.Fatalf("%s: %v, want %v", tc.name, tc.err, tc.want)

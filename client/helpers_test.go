@@ -28,6 +28,9 @@ import (
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
+// The issuer is what NewEmbedded runs over.
+var _ Issuer = (*issuer.Issuer)(nil)
+
 // newStore returns a store with the keys every test uses: "order"
 // (segment, step 100), "msg" (snowflake), "cold" (segment, never used
 // before the store fails), "invoice" (segment, what testSerials draw on),

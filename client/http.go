@@ -15,8 +15,8 @@ import (
 	"github.com/idforge/idforge/internal/httperr"
 )
 
-// maxBody bounds the answers read: 10,000 IDs as JSON strings take about
-// 230 kB.
+// maxBody bounds the answers read: idforge.MaxCount IDs as JSON strings
+// take about 230 kB.
 const maxBody = 4 << 20
 
 // NewHTTP returns a Client talking to idforge's HTTP API (GET

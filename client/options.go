@@ -122,7 +122,7 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 }
 
 // WithRangeCache caches IDs of segment keys in the client: it fetches
-// batch IDs at a time (1 to MaxCount) and hands them out locally,
+// batch IDs at a time (1 to idforge.MaxCount) and hands them out locally,
 // fetching the next block in the background once refillAt of the block is
 // left (0 < refillAt < 1; 0 means DefaultRefillAt, 0.2). Choose batch so
 // that refillAt·batch IDs last longer than a round trip at the peak rate.
@@ -137,8 +137,8 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 // key's strategy; keys other than segment keys are not cached.
 func WithRangeCache(batch int, refillAt float64) Option {
 	return func(o *options) {
-		if batch < 1 || batch > MaxCount {
-			o.fail("range cache batch %d out of range 1..%d", batch, MaxCount)
+		if batch < 1 || batch > idforge.MaxCount {
+			o.fail("range cache batch %d out of range 1..%d", batch, idforge.MaxCount)
 		}
 		if refillAt == 0 {
 			refillAt = DefaultRefillAt

@@ -207,8 +207,8 @@ func testSentinels(t *testing.T, c Client, remote bool) {
 		{"NextSerial empty name", func() error { _, err := c.NextSerial(ctx, "", 1, nil); return err }, idforge.ErrInvalidKey},
 		{"NextSerial 0", func() error { _, err := c.NextSerial(ctx, "bill", 0, nil); return err }, idforge.ErrInvalidCount},
 		{"NextSerial -1", func() error { _, err := c.NextSerial(ctx, "bill", -1, nil); return err }, idforge.ErrInvalidCount},
-		// issuer.MaxSerialCount in process, the server's maximum remotely.
-		{"NextSerial above the maximum", func() error { _, err := c.NextSerial(ctx, "bill", MaxCount+1, nil); return err }, idforge.ErrInvalidCount},
+		// issuer.NextSerial refuses above idforge.MaxCount in process, the server remotely.
+		{"NextSerial above the maximum", func() error { _, err := c.NextSerial(ctx, "bill", idforge.MaxCount+1, nil); return err }, idforge.ErrInvalidCount},
 		{"NextSerial missing parameter", func() error { _, err := c.NextSerial(ctx, "job", 1, nil); return err }, idforge.ErrInvalidArgument},
 		{"NextSerial malformed parameter", func() error {
 			_, err := c.NextSerial(ctx, "job", 1, map[string]string{"area": "01x"})
@@ -217,9 +217,9 @@ func testSentinels(t *testing.T, c Client, remote bool) {
 	}
 	if remote {
 		calls = append(calls,
-			call{"NextN above the server's maximum", func() error { _, err := c.NextN(ctx, "order", MaxCount+1); return err }, idforge.ErrInvalidCount},
+			call{"NextN above the server's maximum", func() error { _, err := c.NextN(ctx, "order", idforge.MaxCount+1); return err }, idforge.ErrInvalidCount},
 			call{"NextN 10^12", func() error { _, err := c.NextN(ctx, "order", 1e12); return err }, idforge.ErrInvalidCount},
-			call{"NextStrings above the server's maximum", func() error { _, err := c.NextStrings(ctx, "order", MaxCount+1); return err }, idforge.ErrInvalidCount},
+			call{"NextStrings above the server's maximum", func() error { _, err := c.NextStrings(ctx, "order", idforge.MaxCount+1); return err }, idforge.ErrInvalidCount},
 			call{"NextStrings 10^12", func() error { _, err := c.NextStrings(ctx, "order", 1e12); return err }, idforge.ErrInvalidCount},
 			call{"NextSerial 10^12", func() error { _, err := c.NextSerial(ctx, "bill", 1e12, nil); return err }, idforge.ErrInvalidCount},
 		)
@@ -347,7 +347,7 @@ func TestOptionsValidation(t *testing.T) {
 		"negative retries":  {[]string{"a:1"}, []Option{WithRetries(-1)}},
 		"zero timeout":      {[]string{"a:1"}, []Option{WithTimeout(0)}},
 		"batch 0":           {[]string{"a:1"}, []Option{WithRangeCache(0, 0.2)}},
-		"batch too large":   {[]string{"a:1"}, []Option{WithRangeCache(MaxCount+1, 0.2)}},
+		"batch too large":   {[]string{"a:1"}, []Option{WithRangeCache(idforge.MaxCount+1, 0.2)}},
 		"refillAt 1":        {[]string{"a:1"}, []Option{WithRangeCache(100, 1)}},
 		"refillAt negative": {[]string{"a:1"}, []Option{WithRangeCache(100, -0.1)}},
 		"nil HTTP client":   {[]string{"a:1"}, []Option{WithHTTPClient(nil)}},

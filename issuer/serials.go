@@ -18,17 +18,17 @@ type serialEntry struct {
 	tmpl *serial.Template
 }
 
-// MaxSerialCount is the most serials one call may ask for.
-const MaxSerialCount = 10_000
-
-// resolveTimeout bounds the store lookups a template makes at parse time.
+// resolveTimeout bounds the store lookups a template makes at parse time,
+// within the caller's own deadline.
 const resolveTimeout = 5 * time.Second
 
 // Compile parses a serial definition against this node's sources,
 // counters and keys, without storing it: `idforge serial check`, and the
-// validation before CreateSerial. Errors wrap idforge.ErrInvalidArgument
-// (a *serial.SyntaxError names the column) or idforge.ErrUnknownKey.
-func (i *Issuer) Compile(def idforge.Serial) (*serial.Template, error) {
+// validation before CreateSerial. ctx bounds the store lookups of the keys
+// the template names. Errors wrap idforge.ErrInvalidArgument (a
+// *serial.SyntaxError names the column), idforge.ErrUnknownKey, or ctx's
+// error once ctx is done.
+func (i *Issuer) Compile(ctx context.Context, def idforge.Serial) (*serial.Template, error) {
 	loc := time.UTC
 	if def.TimeZone != "" {
 		var err error
@@ -36,22 +36,28 @@ func (i *Issuer) Compile(def idforge.Serial) (*serial.Template, error) {
 			return nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
 		}
 	}
-	return serial.Parse(def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serial.ResolverFunc(i.resolveSource)})
+	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serial.ResolverFunc(i.resolveSource)})
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up while a key the template draws on was being
+		// read: that is the answer, not "invalid template".
+		return nil, fmt.Errorf("compiling the template: %w", ctx.Err())
+	}
+	return tmpl, err
 }
 
 // resolveSource finds what a template's @{seq:NAME} draws from: a
 // configured counter or source, or a key (segment or snowflake).
-func (i *Issuer) resolveSource(name string) (any, error) {
+func (i *Issuer) resolveSource(ctx context.Context, name string) (serial.Source, error) {
 	if c, ok := i.set.Counters[name]; ok {
-		return c, nil
+		return serial.Source{Counter: c}, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
 	e, err := i.resolve(ctx, name)
 	if err != nil {
-		return nil, err
+		return serial.Source{}, err
 	}
-	return e.gen, nil
+	return serial.Source{Generator: e.gen}, nil
 }
 
 // serialDef finds a definition: configuration first, then the store.
@@ -85,7 +91,7 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := i.Compile(def)
+	tmpl, err := i.Compile(ctx, def)
 	if err != nil {
 		if idforge.IsRetryable(err) {
 			// The template is fine; a key it draws on could not be read
@@ -112,8 +118,8 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 // the batch, and an error wrapping idforge.ErrSpaceExhausted when not
 // even one fits (see serial.Template.NextN).
 func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
-	if n < 1 || n > MaxSerialCount {
-		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, MaxSerialCount)
+	if n < 1 || n > idforge.MaxCount {
+		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, idforge.MaxCount)
 	}
 	tmpl, err := i.template(ctx, name)
 	if err != nil {
@@ -150,7 +156,7 @@ func (i *Issuer) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if !ok {
 		return fmt.Errorf("%w: this store keeps no serial definitions; declare serials in the configuration", idforge.ErrInvalidArgument)
 	}
-	if _, err := i.Compile(def); err != nil {
+	if _, err := i.Compile(ctx, def); err != nil {
 		return err
 	}
 	if err := ss.CreateSerial(ctx, def); err != nil {

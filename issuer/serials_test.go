@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/fakeclock"
 	"github.com/idforge/idforge/store/memstore"
+	"github.com/idforge/idforge/store/sqlite"
 )
 
 // counterSource is an in-memory sequence source.
@@ -102,7 +104,7 @@ func TestSerials(t *testing.T) {
 	if _, err := iss.NextSerial(ctx, "job", 1, map[string]string{"area": "010"}); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Fatalf("missing param: %v", err)
 	}
-	for _, n := range []int{0, -1, MaxSerialCount + 1} {
+	for _, n := range []int{0, -1, idforge.MaxCount + 1} {
 		if _, err := iss.NextSerial(ctx, "qj", n, nil); !errors.Is(err, idforge.ErrInvalidCount) {
 			t.Fatalf("count %d: %v", n, err)
 		}
@@ -131,5 +133,35 @@ func TestSerialStoreDownAtCompile(t *testing.T) {
 	st.Fail(nil)
 	if got, err := iss.NextSerial(ctx, "bill", 1, nil); err != nil || got[0] != "B0001" {
 		t.Fatalf("after the store came back: %v, %v", got, err)
+	}
+}
+
+// The request's context reaches the store lookups of a template's first
+// compilation: a request that gives up while its serial's key is read is
+// answered as canceled, not as an invalid template (by NextSerial and
+// CreateSerial alike), and nothing bad is kept: the next request compiles
+// the serial and is served.
+func TestSerialCompileSeesRequestContext(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ids.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	iss := New(st, nil, Settings{Logger: quiet, Serials: []idforge.Serial{{Name: "bill", Template: "B@{seq:order,width=4}"}}})
+	defer iss.Close()
+	gaveUp, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := iss.NextSerial(gaveUp, "bill", 1, nil); idforge.ErrorCode(err) != idforge.CodeCanceled {
+		t.Fatalf("canceled during the first compilation: %v (code %s), want canceled", err, idforge.ErrorCode(err))
+	}
+	if err := iss.CreateSerial(gaveUp, idforge.Serial{Name: "sn", Template: "S@{seq:order,width=4}"}); idforge.ErrorCode(err) != idforge.CodeCanceled {
+		t.Fatalf("CreateSerial canceled while compiling: %v (code %s), want canceled", err, idforge.ErrorCode(err))
+	}
+	if got, err := iss.NextSerial(ctx, "bill", 1, nil); err != nil || got[0] != "B0001" {
+		t.Fatalf("the next request: %v, %v", got, err)
 	}
 }

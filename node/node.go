@@ -214,7 +214,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	// Compile every configured serial now: a bad template or a missing
 	// source is a start-up error, not a surprise at the first request.
 	for _, d := range s.Serials {
-		if _, err := n.issuer.Compile(d); err != nil {
+		if _, err := n.issuer.Compile(ctx, d); err != nil {
 			return nil, errctx.In(err, "config serial %q", d.Name)
 		}
 	}

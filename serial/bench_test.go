@@ -24,7 +24,7 @@ func BenchmarkNext(b *testing.B) {
 	const text = "@{date:yyyyMMdd}@{seq:order,width=8}@{checksum:luhn,of=seq}"
 	ctx := context.Background()
 	newTemplate := func(b *testing.B) *Template {
-		return mustParse(b, text, Options{Clock: idforge.SystemClock, Resolver: Sources{"order": &benchGen{}}})
+		return mustParse(b, text, Options{Clock: idforge.SystemClock, Resolver: Sources{"order": {Generator: &benchGen{}}}})
 	}
 	b.Run("source", func(b *testing.B) {
 		g := &benchGen{}
@@ -40,7 +40,7 @@ func BenchmarkNext(b *testing.B) {
 		}
 	})
 	b.Run("serial-fixed-clock", func(b *testing.B) {
-		tp := mustParse(b, text, Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Resolver: Sources{"order": &benchGen{}}})
+		tp := mustParse(b, text, Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Resolver: Sources{"order": {Generator: &benchGen{}}}})
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := tp.Next(ctx, nil); err != nil {
@@ -82,10 +82,10 @@ func BenchmarkNext(b *testing.B) {
 
 // BenchmarkParse measures compiling the same template.
 func BenchmarkParse(b *testing.B) {
-	src := Sources{"order": &benchGen{}}
+	src := Sources{"order": {Generator: &benchGen{}}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse("@{date:yyyyMMdd}@{seq:order,width=8}@{checksum:luhn,of=seq}", Options{Resolver: src}); err != nil {
+		if _, err := Parse(context.Background(), "@{date:yyyyMMdd}@{seq:order,width=8}@{checksum:luhn,of=seq}", Options{Resolver: src}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -24,8 +24,8 @@ func (c *counter) Next(context.Context) (int64, error) { return c.n.Add(1), nil 
 func ExampleParse() {
 	sn := &counter{}
 	sn.n.Store(122)
-	tp, err := serial.Parse("SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}", serial.Options{
-		Resolver: serial.Sources{"sn": sn},
+	tp, err := serial.Parse(context.Background(), "SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}", serial.Options{
+		Resolver: serial.Sources{"sn": {Generator: sn}},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -43,8 +43,8 @@ func ExampleParse() {
 }
 
 func ExampleTemplate_Next_params() {
-	tp, err := serial.Parse("@{param:area,chars=digits}-@{param:unit,width=4}-@{seq:unit-jobs,width=5}", serial.Options{
-		Resolver: serial.Sources{"unit-jobs": &counter{}},
+	tp, err := serial.Parse(context.Background(), "@{param:area,chars=digits}-@{param:unit,width=4}-@{seq:unit-jobs,width=5}", serial.Options{
+		Resolver: serial.Sources{"unit-jobs": {Generator: &counter{}}},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -60,7 +60,7 @@ func ExampleTemplate_Next_params() {
 }
 
 func ExampleParse_syntaxError() {
-	_, err := serial.Parse("@{date:yyyyMMdd}@{seq:order,widht=5}", serial.Options{})
+	_, err := serial.Parse(context.Background(), "@{date:yyyyMMdd}@{seq:order,widht=5}", serial.Options{})
 	fmt.Println(err)
 	// Output:
 	// serial: col 29: seq takes no option "widht" (options: [width pad])
@@ -90,9 +90,9 @@ func init() {
 }
 
 func ExampleRegisterKind() {
-	tp, err := serial.Parse("W@{date:yyyyMMdd}-@{weekday}@{seq:order,width=4}", serial.Options{
+	tp, err := serial.Parse(context.Background(), "W@{date:yyyyMMdd}-@{weekday}@{seq:order,width=4}", serial.Options{
 		Clock:    fixedClock(time.Date(2017, 3, 4, 10, 0, 0, 0, time.UTC)), // a Saturday
-		Resolver: serial.Sources{"order": &counter{}},
+		Resolver: serial.Sources{"order": {Generator: &counter{}}},
 	})
 	if err != nil {
 		fmt.Println(err)
@@ -100,7 +100,7 @@ func ExampleRegisterKind() {
 	}
 	fmt.Println(tp.Next(context.Background(), nil))
 	fmt.Println(tp.MaxLen())
-	_, err = serial.Parse("@{weekday:mon}", serial.Options{})
+	_, err = serial.Parse(context.Background(), "@{weekday:mon}", serial.Options{})
 	fmt.Println(err)
 	// Output:
 	// W20170304-60001 <nil>
@@ -109,8 +109,8 @@ func ExampleRegisterKind() {
 }
 
 func ExampleTemplate_Explain() {
-	tp, err := serial.Parse("@{checksum:luhn,of=seq}@{date:yyyyMMdd}@{seq:order,width=8}", serial.Options{
-		Resolver: serial.Sources{"order": &counter{}},
+	tp, err := serial.Parse(context.Background(), "@{checksum:luhn,of=seq}@{date:yyyyMMdd}@{seq:order,width=8}", serial.Options{
+		Resolver: serial.Sources{"order": {Generator: &counter{}}},
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -37,16 +37,16 @@ func FuzzParse(f *testing.F) {
 	at := time.Date(2025, 4, 13, 12, 0, 0, 123456789, time.UTC)
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, value := range []int64{1, math.MaxInt64} {
-			resolve := ResolverFunc(func(name string) (any, error) {
+			resolve := ResolverFunc(func(_ context.Context, name string) (Source, error) {
 				switch {
 				case strings.HasPrefix(name, "missing"):
-					return nil, idforge.ErrUnknownKey
+					return Source{}, idforge.ErrUnknownKey
 				case strings.HasPrefix(name, "c"):
-					return fixedCounter{value}, nil
+					return Source{Counter: fixedCounter{value}}, nil
 				}
-				return newGen(value), nil
+				return Source{Generator: newGen(value)}, nil
 			})
-			tp, err := Parse(text, Options{Resolver: resolve, Clock: fakeclock.New(at)})
+			tp, err := Parse(context.Background(), text, Options{Resolver: resolve, Clock: fakeclock.New(at)})
 			if err != nil {
 				var se *SyntaxError
 				if !errors.As(err, &se) {

@@ -128,7 +128,7 @@ var _ idforge.BatchGenerator = (*batchGen)(nil)
 // mustParse parses or fails the test.
 func mustParse(tb testing.TB, text string, opts Options) *Template {
 	tb.Helper()
-	tp, err := Parse(text, opts)
+	tp, err := Parse(context.Background(), text, opts)
 	if err != nil {
 		tb.Fatalf("Parse(%q): %v", text, err)
 	}
@@ -150,14 +150,14 @@ func parseCounted(tb testing.TB, text string, opts Options) *Template {
 	tb.Helper()
 	next := opts.Resolver
 	g := newGen(1)
-	opts.Resolver = ResolverFunc(func(name string) (any, error) {
+	opts.Resolver = ResolverFunc(func(ctx context.Context, name string) (Source, error) {
 		if name == "test-counter" {
-			return g, nil
+			return Source{Generator: g}, nil
 		}
 		if next == nil {
-			return nil, idforge.ErrUnknownKey
+			return Source{}, idforge.ErrUnknownKey
 		}
-		return next.Resolve(name)
+		return next.Resolve(ctx, name)
 	})
 	return mustParse(tb, text+counterSuffix, opts)
 }

@@ -84,14 +84,14 @@ func TestCustomKinds(t *testing.T) {
 	}
 
 	// A custom part referring to a seq placed after it is evaluated after it.
-	tp := mustParse(t, "@{test.mirror:seq}-@{seq:s}", Options{Resolver: Sources{"s": newGen(123)}})
+	tp := mustParse(t, "@{test.mirror:seq}-@{seq:s}", Options{Resolver: Sources{"s": {Generator: newGen(123)}}})
 	if got := mustNext(t, tp, nil); got != "321-123" {
 		t.Fatalf("got %q", got)
 	}
 	if x := tp.Explain(); !slices.Equal(x.Order, []int{2, 0}) || !slices.Equal(x.Parts[0].Refs, []string{"seq"}) {
 		t.Fatalf("order %v, refs %v", x.Order, x.Parts[0].Refs)
 	}
-	tp = mustParse(t, "AB@{seq:s,width=1}@{test.mirror:all}", Options{Resolver: Sources{"s": newGen(7)}})
+	tp = mustParse(t, "AB@{seq:s,width=1}@{test.mirror:all}", Options{Resolver: Sources{"s": {Generator: newGen(7)}}})
 	if got := mustNext(t, tp, nil); got != "AB77BA" {
 		t.Fatalf("got %q", got)
 	}
@@ -119,7 +119,7 @@ func TestCustomKinds(t *testing.T) {
 		{"ab@{test.mirror:seq,x=1}", 21, `test.mirror takes no option "x"`},
 		{"ab@{test.mirror:nope}", 3, `no part is named "nope"`},
 	} {
-		_, err := Parse(tc.template, Options{})
+		_, err := Parse(context.Background(), tc.template, Options{})
 		var se *SyntaxError
 		if !errors.As(err, &se) || se.Col != tc.col || !strings.Contains(err.Error(), tc.msg) || !errors.Is(err, idforge.ErrInvalidArgument) {
 			t.Errorf("Parse(%q) = %v, want a col %d SyntaxError mentioning %q", tc.template, err, tc.col, tc.msg)

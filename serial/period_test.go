@@ -1,10 +1,13 @@
 package serial
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge"
 )
 
 // reportingCounter is a counter that says which calendar periods it
@@ -23,18 +26,18 @@ func TestPeriodMustBeShown(t *testing.T) {
 	if err != nil {
 		t.Skip("no time zone data:", err)
 	}
-	counters := map[string]any{
+	counters := map[string]idforge.PeriodCounter{
 		"daily":     reportingCounter{newCounter(24*time.Hour, time.UTC), "day"},
 		"daily_sh":  reportingCounter{newCounter(24*time.Hour, shanghai), "day"},
 		"monthly":   reportingCounter{newCounter(24*time.Hour, time.UTC), "month"},
 		"persec":    reportingCounter{newCounter(time.Second, time.UTC), "second"},
 		"unlabeled": silentCounter{newCounter(24*time.Hour, time.UTC)}, // says nothing: cannot be proven
 	}
-	r := ResolverFunc(func(name string) (any, error) {
+	r := ResolverFunc(func(_ context.Context, name string) (Source, error) {
 		if c, ok := counters[name]; ok {
-			return c, nil
+			return Source{Counter: c}, nil
 		}
-		return nil, errors.New("no such generator")
+		return Source{}, errors.New("no such generator")
 	})
 	for _, tc := range []struct {
 		text string
@@ -65,7 +68,7 @@ func TestPeriodMustBeShown(t *testing.T) {
 		{"X@{seq:unlabeled}", nil, "does not say which"},
 		{"@{date:yyyyMMddHHmmss}@{seq:unlabeled}", nil, "does not say which"},
 	} {
-		_, err := Parse(tc.text, Options{Resolver: r, Location: tc.loc})
+		_, err := Parse(context.Background(), tc.text, Options{Resolver: r, Location: tc.loc})
 		switch {
 		case tc.bad == "" && err != nil:
 			t.Errorf("%s: %v", tc.text, err)

@@ -1,6 +1,7 @@
 package serial
 
 import (
+	"context"
 	"os"
 	"regexp"
 	"testing"
@@ -24,16 +25,16 @@ func TestReadmeTemplatesAreUnique(t *testing.T) {
 			t.Fatalf("%s: found %d example templates, want the 5 of the serial section", file, len(found))
 		}
 		for _, m := range found {
-			r := ResolverFunc(func(name string) (any, error) {
+			r := ResolverFunc(func(_ context.Context, name string) (Source, error) {
 				switch name {
 				case "daily":
-					return newCounter(24*time.Hour, time.UTC), nil
+					return Source{Counter: newCounter(24*time.Hour, time.UTC)}, nil
 				case "persec":
-					return newCounter(time.Second, time.UTC), nil
+					return Source{Counter: newCounter(time.Second, time.UTC)}, nil
 				}
-				return newGen(1), nil
+				return Source{Generator: newGen(1)}, nil
 			})
-			if _, err := Parse(m[1], Options{Resolver: r}); err != nil {
+			if _, err := Parse(context.Background(), m[1], Options{Resolver: r}); err != nil {
 				t.Errorf("%s: example %s: %v", file, m[1], err)
 			}
 		}

@@ -46,7 +46,7 @@ type seqPart struct {
 	pad     byte // fills up to width
 }
 
-func compileSeq(e Expr, r Resolver) (*seqPart, error) {
+func compileSeq(ctx context.Context, e Expr, r Resolver) (*seqPart, error) {
 	if err := e.OnlyOptions("width", "pad"); err != nil {
 		return nil, err
 	}
@@ -74,19 +74,21 @@ func compileSeq(e Expr, r Resolver) (*seqPart, error) {
 	if r == nil {
 		return nil, errAt(e.ArgCol, "seq:%s: no Resolver to find generators with", e.Arg)
 	}
-	src, err := r.Resolve(e.Arg)
+	src, err := r.Resolve(ctx, e.Arg)
 	if err != nil {
 		return nil, &SyntaxError{Col: e.ArgCol, Msg: fmt.Sprintf("seq:%s", e.Arg), Err: err}
 	}
-	switch s := src.(type) {
-	case idforge.PeriodCounter:
-		p.ctr = s
-	case idforge.Generator:
-		p.gen = s
-		p.batch, _ = s.(idforge.BatchGenerator)
-		p.bounded, _ = s.(BoundedGenerator)
+	switch {
+	case src.Generator != nil && src.Counter != nil:
+		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned both a Generator and a PeriodCounter, want one", e.Arg)
+	case src.Counter != nil:
+		p.ctr = src.Counter
+	case src.Generator != nil:
+		p.gen = src.Generator
+		p.batch, _ = src.Generator.(idforge.BatchGenerator)
+		p.bounded, _ = src.Generator.(BoundedGenerator)
 	default:
-		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned %T, want an idforge.Generator or idforge.PeriodCounter", e.Arg, src)
+		return nil, errAt(e.ArgCol, "seq:%s: the Resolver returned <nil>, want an idforge.Generator or idforge.PeriodCounter", e.Arg)
 	}
 	return p, nil
 }

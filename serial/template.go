@@ -23,31 +23,39 @@ var (
 	_ Part     = (*randomPart)(nil)
 )
 
+// Source is what a seq expression draws its numbers from: exactly one of
+// Generator (a segment or snowflake key, a Redis INCR, …) and Counter (a
+// counter per second or per day). No type can be both: their Next
+// methods differ.
+type Source struct {
+	Generator idforge.Generator
+	Counter   idforge.PeriodCounter
+}
+
 // Resolver finds the number source a seq expression names. Parse calls it
-// once per seq expression.
+// once per seq expression, with Parse's context: it may look the name up
+// in a store.
 type Resolver interface {
-	// Resolve returns an idforge.Generator or an idforge.PeriodCounter
-	// for name, or an error; an unknown name is an error wrapping
-	// idforge.ErrUnknownKey.
-	Resolve(name string) (any, error)
+	// Resolve returns the Source for name, or an error; an unknown name
+	// is an error wrapping idforge.ErrUnknownKey.
+	Resolve(ctx context.Context, name string) (Source, error)
 }
 
 // ResolverFunc adapts a function to the Resolver interface.
-type ResolverFunc func(name string) (any, error)
+type ResolverFunc func(ctx context.Context, name string) (Source, error)
 
-// Resolve calls f(name).
-func (f ResolverFunc) Resolve(name string) (any, error) { return f(name) }
+// Resolve calls f(ctx, name).
+func (f ResolverFunc) Resolve(ctx context.Context, name string) (Source, error) { return f(ctx, name) }
 
-// Sources is a Resolver over a fixed map from name to an
-// idforge.Generator or idforge.PeriodCounter.
-type Sources map[string]any
+// Sources is a Resolver over a fixed map from name to Source.
+type Sources map[string]Source
 
 // Resolve returns s[name], or an error wrapping idforge.ErrUnknownKey.
-func (s Sources) Resolve(name string) (any, error) {
+func (s Sources) Resolve(_ context.Context, name string) (Source, error) {
 	if v, ok := s[name]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	return Source{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 }
 
 // Options configure Parse. The zero value is usable for templates without
@@ -135,8 +143,9 @@ const (
 // repeat (see Uniqueness in the package documentation). Every error it
 // returns is a *SyntaxError naming the column of the problem and wrapping
 // idforge.ErrInvalidArgument; when a seq name is unknown to the Resolver
-// it also wraps the Resolver's error (and so idforge.ErrUnknownKey).
-func Parse(text string, opts Options) (*Template, error) {
+// it also wraps the Resolver's error (and so idforge.ErrUnknownKey). ctx
+// bounds the Resolver's lookups.
+func Parse(ctx context.Context, text string, opts Options) (*Template, error) {
 	if text == "" {
 		return nil, errAt(1, "empty template")
 	}
@@ -159,7 +168,7 @@ func Parse(text string, opts Options) (*Template, error) {
 			t.nodes = append(t.nodes, node{static: it.static, col: it.col, kind: "text", max: len(it.static)})
 			continue
 		}
-		n, err := t.compile(it, &opts)
+		n, err := t.compile(ctx, it, &opts)
 		if err != nil {
 			return nil, err
 		}
@@ -190,7 +199,7 @@ func Parse(text string, opts Options) (*Template, error) {
 }
 
 // compile turns one expression into a node.
-func (t *Template) compile(it item, opts *Options) (node, error) {
+func (t *Template) compile(ctx context.Context, it item, opts *Options) (node, error) {
 	e := *it.expr
 	n := node{col: e.Col, kind: e.Kind, arg: e.Arg, opts: it.opts, stage: stageRest, builtin: true}
 	var err error
@@ -199,7 +208,7 @@ func (t *Template) compile(it item, opts *Options) (node, error) {
 		n.part, err = compileDate(e, t.loc)
 	case kindSeq:
 		var sp *seqPart
-		sp, err = compileSeq(e, opts.Resolver)
+		sp, err = compileSeq(ctx, e, opts.Resolver)
 		if err == nil {
 			n.part, n.stage = sp, stageSources
 			t.batch = t.batch || sp.batch != nil || sp.bounded != nil

@@ -35,14 +35,14 @@ func TestBusinessExamples(t *testing.T) {
 		name:     "date and per-day counter",
 		template: "@{date:yyyyMMdd}@{seq:order,width=5}",
 		clock:    clockAt(2017, 3, 4, 10, 30, 0),
-		sources:  Sources{"order": newCounter(24*time.Hour, time.UTC)},
+		sources:  Sources{"order": {Counter: newCounter(24*time.Hour, time.UTC)}},
 		want:     []string{"2017030400001", "2017030400002"},
 		maxLen:   13,
 	}, {
 		name:     "area, unit and the unit's job number",
 		template: "@{param:area}-@{param:unit,width=4}-@{seq:unit-jobs,width=5}",
 		clock:    clockAt(2017, 3, 4, 10, 30, 0),
-		sources:  Sources{"unit-jobs": newGen(1)},
+		sources:  Sources{"unit-jobs": {Generator: newGen(1)}},
 		params:   map[string]string{"area": "010", "unit": "6541"},
 		want:     []string{"010-6541-00001", "010-6541-00002"},
 		maxLen:   defaultParamMax + 1 + 4 + 1 + 5,
@@ -50,14 +50,14 @@ func TestBusinessExamples(t *testing.T) {
 		name:     "prefix and sequence",
 		template: "QJ@{seq:qj,width=6}",
 		clock:    clockAt(2017, 3, 4, 10, 30, 0),
-		sources:  Sources{"qj": newGen(1)},
+		sources:  Sources{"qj": {Generator: newGen(1)}},
 		want:     []string{"QJ000001", "QJ000002"},
 		maxLen:   8,
 	}, {
 		name:     "sequence with JD's check digit",
 		template: "SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}",
 		clock:    clockAt(2017, 3, 4, 10, 30, 0),
-		sources:  Sources{"sn": newGen(123)},
+		sources:  Sources{"sn": {Generator: newGen(123)}},
 		// 124*9 = 1116 = 36*31 + 0 → 0.
 		want:   []string{"SN-000123-2", "SN-000124-0"},
 		maxLen: 11,
@@ -65,7 +65,7 @@ func TestBusinessExamples(t *testing.T) {
 		name:     "second stamp and per-second counter",
 		template: "@{date:yyMMddHHmmss}@{seq:persec,width=4}",
 		clock:    clockAt(2025, 4, 13, 12, 0, 0),
-		sources:  Sources{"persec": newCounter(time.Second, time.UTC)},
+		sources:  Sources{"persec": {Counter: newCounter(time.Second, time.UTC)}},
 		want:     []string{"2504131200000001", "2504131200000002", "2504131200000003"},
 		maxLen:   16,
 	}}
@@ -91,7 +91,7 @@ func TestBusinessExamples(t *testing.T) {
 func TestSeqWidth(t *testing.T) {
 	ctx := context.Background()
 	g := newGen(98)
-	tp := mustParse(t, "A@{seq:s,width=2}", Options{Resolver: Sources{"s": g}})
+	tp := mustParse(t, "A@{seq:s,width=2}", Options{Resolver: Sources{"s": {Generator: g}}})
 	for _, want := range []string{"A98", "A99"} {
 		if got := mustNext(t, tp, nil); got != want {
 			t.Fatalf("got %q, want %q", got, want)
@@ -100,7 +100,7 @@ func TestSeqWidth(t *testing.T) {
 	_, err := tp.Next(ctx, nil)
 	wantErr(t, err, idforge.ErrSpaceExhausted, `"s"`, "100", "width=2", "up to 99")
 
-	tp = mustParse(t, "@{seq:s,width=5,pad=x}|@{seq:t}", Options{Resolver: Sources{"s": newGen(42), "t": newGen(9223372036854775807)}})
+	tp = mustParse(t, "@{seq:s,width=5,pad=x}|@{seq:t}", Options{Resolver: Sources{"s": {Generator: newGen(42)}, "t": {Generator: newGen(9223372036854775807)}}})
 	if got, want := mustNext(t, tp, nil), "xxx42|9223372036854775807"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -108,12 +108,12 @@ func TestSeqWidth(t *testing.T) {
 		t.Fatalf("MaxLen = %d, want 25", tp.MaxLen())
 	}
 
-	tp = mustParse(t, "@{seq:neg}", Options{Resolver: Sources{"neg": newGen(-1)}})
+	tp = mustParse(t, "@{seq:neg}", Options{Resolver: Sources{"neg": {Generator: newGen(-1)}}})
 	_, err = tp.Next(ctx, nil)
 	wantErr(t, err, nil, "negative")
 
 	boom := errors.New("store down")
-	tp = mustParse(t, "@{seq:down}", Options{Resolver: Sources{"down": errGen{fmt.Errorf("%w: %w", idforge.ErrUnavailable, boom)}}})
+	tp = mustParse(t, "@{seq:down}", Options{Resolver: Sources{"down": {Generator: errGen{fmt.Errorf("%w: %w", idforge.ErrUnavailable, boom)}}}})
 	_, err = tp.Next(ctx, nil)
 	wantErr(t, err, idforge.ErrUnavailable, `seq "down"`)
 	if !errors.Is(err, boom) {
@@ -124,7 +124,7 @@ func TestSeqWidth(t *testing.T) {
 func TestParams(t *testing.T) {
 	g := newGen(1)
 	tp := mustParse(t, "@{param:area,chars=digits,max=4}-@{param:unit,width=4}-@{param:shop,width=3,pad=0,chars=digits}-@{seq:s}",
-		Options{Resolver: Sources{"s": g}})
+		Options{Resolver: Sources{"s": {Generator: g}}})
 	if got, want := tp.Params(), []string{"area", "unit", "shop"}; !slices.Equal(got, want) {
 		t.Fatalf("Params = %v, want %v", got, want)
 	}
@@ -174,7 +174,7 @@ func TestParams(t *testing.T) {
 // TestSyntaxErrors checks that every refused template gets a *SyntaxError
 // naming the right column and wrapping ErrInvalidArgument.
 func TestSyntaxErrors(t *testing.T) {
-	sources := Sources{"order": newGen(1), "o2": newGen(1), "ctr": newCounter(time.Second, time.UTC), "odd": 42}
+	sources := Sources{"order": {Generator: newGen(1)}, "o2": {Generator: newGen(1)}, "ctr": {Counter: newCounter(time.Second, time.UTC)}, "odd": {Generator: newGen(1), Counter: newCounter(time.Second, time.UTC)}}
 	tests := []struct {
 		template string
 		col      int
@@ -211,7 +211,7 @@ func TestSyntaxErrors(t *testing.T) {
 		{"@{seq}", 6, "seq needs a generator name"},
 		{"@{seq:bad name}", 7, "a name is 1 to 128"},
 		{"@{seq:missing}", 7, "seq:missing"},
-		{"@{seq:odd}", 7, "returned int"},
+		{"@{seq:odd}", 7, "returned both"},
 		{"@{seq:order,width=0}", 19, "at least 1"},
 		{"@{seq:order,width=256}", 19, "at most 255"},
 		{"@{seq:order,width=5x}", 20, "want a number"},
@@ -253,7 +253,7 @@ func TestSyntaxErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.template, func(t *testing.T) {
-			_, err := Parse(tc.template, Options{Resolver: sources})
+			_, err := Parse(context.Background(), tc.template, Options{Resolver: sources})
 			var se *SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("Parse(%q) = %v, want a *SyntaxError", tc.template, err)
@@ -275,17 +275,17 @@ func TestSyntaxErrors(t *testing.T) {
 }
 
 func TestResolver(t *testing.T) {
-	_, err := Parse("@{seq:missing}", Options{Resolver: Sources{}})
+	_, err := Parse(context.Background(), "@{seq:missing}", Options{Resolver: Sources{}})
 	wantErr(t, err, idforge.ErrUnknownKey, `"missing"`)
 	wantErr(t, err, idforge.ErrInvalidArgument)
 
-	_, err = Parse("X@{seq:order}", Options{})
+	_, err = Parse(context.Background(), "X@{seq:order}", Options{})
 	wantErr(t, err, idforge.ErrInvalidArgument, "col 8", "no Resolver")
 
 	var asked []string
-	r := ResolverFunc(func(name string) (any, error) {
+	r := ResolverFunc(func(_ context.Context, name string) (Source, error) {
 		asked = append(asked, name)
-		return newGen(1), nil
+		return Source{Generator: newGen(1)}, nil
 	})
 	tp := mustParse(t, "@{seq:a}-@{seq:b}", Options{Resolver: r})
 	if !slices.Equal(asked, []string{"a", "b"}) {
@@ -294,23 +294,45 @@ func TestResolver(t *testing.T) {
 	if got := mustNext(t, tp, nil); got != "1-1" {
 		t.Fatalf("got %q", got)
 	}
-	_, err = Parse("@{seq:a}", Options{Resolver: ResolverFunc(func(string) (any, error) { return nil, nil })})
+	_, err = Parse(context.Background(), "@{seq:a}", Options{Resolver: ResolverFunc(func(context.Context, string) (Source, error) { return Source{}, nil })})
 	wantErr(t, err, idforge.ErrInvalidArgument, "returned <nil>")
 }
 
+// Parse hands its own context to the Resolver, which may look a name up
+// in a store: a request's deadline and cancellation reach that lookup.
+func TestResolverGetsParseContext(t *testing.T) {
+	type requestKey struct{}
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), requestKey{}, "request"))
+	var seen any
+	r := ResolverFunc(func(ctx context.Context, name string) (Source, error) {
+		seen = ctx.Value(requestKey{})
+		if err := ctx.Err(); err != nil {
+			return Source{}, err
+		}
+		return Source{Generator: newGen(1)}, nil
+	})
+	if _, err := Parse(ctx, "@{seq:a}", Options{Resolver: r}); err != nil || seen != "request" {
+		t.Fatalf("Parse: %v; the Resolver saw %v, want the caller's context", err, seen)
+	}
+	cancel()
+	_, err := Parse(ctx, "@{seq:a}", Options{Resolver: r})
+	wantErr(t, err, context.Canceled)
+	wantErr(t, err, idforge.ErrInvalidArgument, "seq:a")
+}
+
 func TestMaxLenOption(t *testing.T) {
-	src := Sources{"s": newGen(1)}
+	src := Sources{"s": {Generator: newGen(1)}}
 	tp := mustParse(t, "QJ@{seq:s,width=6}", Options{Resolver: src, MaxLen: 8})
 	if tp.MaxLen() != 8 {
 		t.Fatalf("MaxLen = %d", tp.MaxLen())
 	}
-	_, err := Parse("QJ@{seq:s,width=6}X", Options{Resolver: src, MaxLen: 8})
+	_, err := Parse(context.Background(), "QJ@{seq:s,width=6}X", Options{Resolver: src, MaxLen: 8})
 	var se *SyntaxError
 	if !errors.As(err, &se) || se.Col != 19 || !strings.Contains(se.Msg, "9 bytes long, more than the maximum of 8") {
 		t.Fatalf("got %v, want a col 19 error about 9 > 8 bytes", err)
 	}
 	// A seq without width counts as 19 digits.
-	_, err = Parse("QJ@{seq:s}", Options{Resolver: src, MaxLen: 20})
+	_, err = Parse(context.Background(), "QJ@{seq:s}", Options{Resolver: src, MaxLen: 20})
 	wantErr(t, err, idforge.ErrInvalidArgument, "col 3", "21 bytes")
 	// Multi-byte static text counts in bytes.
 	tp = mustParse(t, "京@{seq:s,width=2}@@", Options{Resolver: src})
@@ -374,12 +396,12 @@ func TestDateLayouts(t *testing.T) {
 	for _, tc := range tests {
 		text := "@{date:" + tc.layout + "}"
 		if tc.want == "" {
-			if _, err := Parse(text, Options{Clock: fakeclock.New(at), Location: tc.loc}); err == nil {
+			if _, err := Parse(context.Background(), text, Options{Clock: fakeclock.New(at), Location: tc.loc}); err == nil {
 				t.Errorf("%q: parsed, want an error", tc.layout)
 			}
 			continue
 		}
-		tp, err := Parse(text+counterSuffix, Options{Clock: fakeclock.New(at), Location: tc.loc, Resolver: Sources{"test-counter": newGen(1)}})
+		tp, err := Parse(context.Background(), text+counterSuffix, Options{Clock: fakeclock.New(at), Location: tc.loc, Resolver: Sources{"test-counter": {Generator: newGen(1)}}})
 		if tc.want == "" {
 			if err == nil {
 				t.Errorf("%q: parsed, want an error", tc.layout)
@@ -435,7 +457,7 @@ func TestChecksums(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	tp := mustParse(t, "CN@{date:yyyyMMdd}-@{seq:s,width=4}@{checksum:luhn}", Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Resolver: Sources{"s": newGen(1)}})
+	tp := mustParse(t, "CN@{date:yyyyMMdd}-@{seq:s,width=4}@{checksum:luhn}", Options{Clock: clockAt(2017, 3, 4, 0, 0, 0), Resolver: Sources{"s": {Generator: newGen(1)}}})
 	// of=all: the digits 201703040001.
 	if got, want := mustNext(t, tp, nil), fmt.Sprintf("CN20170304-0001%c", checkDigit("luhn", []byte("201703040001"))); got != want {
 		t.Fatalf("got %q, want %q", got, want)
@@ -451,7 +473,7 @@ func TestChecksums(t *testing.T) {
 	// Digits that only a parameter gives are checked before any number
 	// is drawn: a request whose values have none uses up nothing.
 	g := newGen(1)
-	tp = mustParse(t, "@{param:p}@{checksum:luhn}-@{seq:s,width=3}", Options{Resolver: Sources{"s": g}})
+	tp = mustParse(t, "@{param:p}@{checksum:luhn}-@{seq:s,width=3}", Options{Resolver: Sources{"s": {Generator: g}}})
 	for _, p := range []string{"ab", "x-y"} {
 		_, err = tp.Next(ctx, map[string]string{"p": p})
 		wantErr(t, err, idforge.ErrInvalidArgument, "checksum at col 11", "has no digits", fmt.Sprintf(`parameter "p" is %q`, p))
@@ -462,7 +484,7 @@ func TestChecksums(t *testing.T) {
 		t.Fatalf("got %q: the refusals used up numbers, or the checksum is wrong", got)
 	}
 	// With two parameters, a digit in either will do.
-	tp = mustParse(t, "@{param:a}-@{param:b}@{checksum:mod}-@{seq:s,width=3}", Options{Resolver: Sources{"s": newGen(1)}})
+	tp = mustParse(t, "@{param:a}-@{param:b}@{checksum:mod}-@{seq:s,width=3}", Options{Resolver: Sources{"s": {Generator: newGen(1)}}})
 	_, err = tp.Next(ctx, map[string]string{"a": "x", "b": "y"})
 	wantErr(t, err, idforge.ErrInvalidArgument, `parameter "a" is "x", parameter "b" is "y"`)
 	if got := mustNext(t, tp, map[string]string{"a": "x", "b": "y2"}); got != fmt.Sprintf("x-y2%c-001", checkDigit("mod", []byte("2"))) {
@@ -507,7 +529,7 @@ func TestEvaluationOrder(t *testing.T) {
 		"@{checksum:mod,of=seq}-SN-@{seq:sn,width=6}",
 		"@{checksum:mod,of=n}-SN-@{seq:sn,width=6,as=n}",
 	} {
-		tp := mustParse(t, text, Options{Resolver: Sources{"sn": newGen(123)}})
+		tp := mustParse(t, text, Options{Resolver: Sources{"sn": {Generator: newGen(123)}}})
 		got := mustNext(t, tp, nil)
 		if !strings.Contains(got, "SN-000123") || !strings.Contains(got, "2") || len(got) != 11 {
 			t.Errorf("%q rendered %q", text, got)
@@ -519,14 +541,14 @@ func TestEvaluationOrder(t *testing.T) {
 			t.Errorf("%q: order %v, want [%d %d]", text, x.Order, seqAt, sumAt)
 		}
 	}
-	if got := mustNext(t, mustParse(t, "@{checksum:mod,of=seq}-SN-@{seq:sn,width=6}", Options{Resolver: Sources{"sn": newGen(123)}}), nil); got != "2-SN-000123" {
+	if got := mustNext(t, mustParse(t, "@{checksum:mod,of=seq}-SN-@{seq:sn,width=6}", Options{Resolver: Sources{"sn": {Generator: newGen(123)}}}), nil); got != "2-SN-000123" {
 		t.Fatalf("got %q", got)
 	}
 
 	// A chain: c2 covers c1, which covers the param; text order is the
 	// reverse.
 	tp := mustParse(t, "@{checksum:luhn,of=c1,as=c2}@{checksum:luhn,of=p,as=c1}@{date:yyyy}@{param:p,chars=digits}@{seq:s,width=1}",
-		Options{Resolver: Sources{"s": newGen(5)}, Clock: clockAt(2017, 3, 4, 0, 0, 0)})
+		Options{Resolver: Sources{"s": {Generator: newGen(5)}}, Clock: clockAt(2017, 3, 4, 0, 0, 0)})
 	if got, want := tp.Explain().Order, []int{3, 4, 1, 0, 2}; !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
@@ -538,7 +560,7 @@ func TestEvaluationOrder(t *testing.T) {
 }
 
 func TestNames(t *testing.T) {
-	src := Sources{"a": newGen(11), "b": newGen(22)}
+	src := Sources{"a": {Generator: newGen(11)}, "b": {Generator: newGen(22)}}
 	tp := mustParse(t, "@{seq:a,width=2}@{seq:b,width=2,as=second}@{checksum:mod,of=a}@{checksum:mod,of=second,as=k2}@{param:p}", Options{Resolver: src})
 	x := tp.Explain()
 	want := [][]string{{"a"}, {"second", "b"}, {}, {"k2"}, {"p", "param"}}
@@ -556,7 +578,7 @@ func TestNames(t *testing.T) {
 
 func TestExplain(t *testing.T) {
 	tp := mustParse(t, "SN-@{seq:sn,width=6}-@{checksum:mod,of=sn}@{seq:c,as=n}@{seq:b}", Options{Resolver: Sources{
-		"sn": newGen(1), "c": silentCounter{newCounter(time.Second, time.UTC)}, "b": &batchGen{}}})
+		"sn": {Generator: newGen(1)}, "c": {Counter: silentCounter{newCounter(time.Second, time.UTC)}}, "b": {Generator: &batchGen{}}}})
 	x := tp.Explain()
 	if x.MaxLen != 3+6+1+1+19+19 || x.Template != tp.String() || len(x.Parts) != 6 {
 		t.Fatalf("explanation %+v", x)
@@ -590,7 +612,7 @@ func TestNextN(t *testing.T) {
 	ctx := context.Background()
 	bg := &batchGen{}
 	plain := newGen(100)
-	tp := mustParse(t, "@{seq:b,width=3}-@{seq:p}", Options{Resolver: Sources{"b": bg, "p": plain}})
+	tp := mustParse(t, "@{seq:b,width=3}-@{seq:p}", Options{Resolver: Sources{"b": {Generator: bg}, "p": {Generator: plain}}})
 	got, err := tp.NextN(ctx, 3, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -624,7 +646,7 @@ func TestNextN(t *testing.T) {
 func TestPerSecondCounter(t *testing.T) {
 	clk := clockAt(2025, 4, 13, 12, 0, 0)
 	ctr := newCounter(time.Second, time.UTC)
-	tp := mustParse(t, "@{date:yyMMddHHmmss}@{seq:persec,width=4}", Options{Clock: clk, Resolver: Sources{"persec": ctr}})
+	tp := mustParse(t, "@{date:yyMMddHHmmss}@{seq:persec,width=4}", Options{Clock: clk, Resolver: Sources{"persec": {Counter: ctr}}})
 	next := func(want string) {
 		t.Helper()
 		if got := mustNext(t, tp, nil); got != want {
@@ -670,7 +692,7 @@ func TestPerDayCounterAtMidnight(t *testing.T) {
 	shanghai := time.FixedZone("CST", 8*3600)
 	clk := fakeclock.New(time.Date(2017, 3, 4, 23, 59, 59, 999_000_000, shanghai))
 	ctr := newCounter(24*time.Hour, shanghai)
-	tp := mustParse(t, "@{date:yyyyMMdd}@{seq:order,width=5}", Options{Clock: clk, Location: shanghai, Resolver: Sources{"order": ctr}})
+	tp := mustParse(t, "@{date:yyyyMMdd}@{seq:order,width=5}", Options{Clock: clk, Location: shanghai, Resolver: Sources{"order": {Counter: ctr}}})
 	for _, want := range []string{"2017030400001", "2017030400002"} {
 		if got := mustNext(t, tp, nil); got != want {
 			t.Fatalf("got %q, want %q", got, want)
@@ -698,7 +720,7 @@ func TestLatestPeriodWins(t *testing.T) {
 	// counters that do not say their period are not checked against the
 	// dates.
 	tp := mustParse(t, "@{date:HHmmss}-@{seq:a}-@{seq:b}-@{seq:g}", Options{Clock: clk, Resolver: Sources{
-		"a": silentCounter{newCounter(time.Second, time.UTC)}, "b": silentCounter{full}, "g": newGen(1)}})
+		"a": {Counter: silentCounter{newCounter(time.Second, time.UTC)}}, "b": {Counter: silentCounter{full}}, "g": {Generator: newGen(1)}}})
 	for _, want := range []string{"120000-1-1-1", "120001-2-1-2", "120002-3-1-3"} {
 		if got := mustNext(t, tp, nil); got != want {
 			t.Fatalf("got %q, want %q", got, want)
@@ -712,7 +734,7 @@ func TestConcurrent(t *testing.T) {
 	const workers, each = 8, 2000
 	clk := clockAt(2025, 4, 13, 12, 0, 0)
 	tp := mustParse(t, "@{date:yyMMddHHmmss}@{seq:persec,width=6}@{checksum:luhn,of=all}-@{param:shop}-@{seq:g}",
-		Options{Clock: clk, Resolver: Sources{"persec": newCounter(time.Second, time.UTC), "g": newGen(1)}})
+		Options{Clock: clk, Resolver: Sources{"persec": {Counter: newCounter(time.Second, time.UTC)}, "g": {Generator: newGen(1)}}})
 	params := map[string]string{"shop": "S1"}
 	results := make(chan []string, workers)
 	errs := make(chan error, workers)
@@ -757,7 +779,7 @@ func TestConcurrent(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	_, err := Parse(strings.Repeat("A", MaxTextLen+1), Options{})
+	_, err := Parse(context.Background(), strings.Repeat("A", MaxTextLen+1), Options{})
 	var se *SyntaxError
 	if !errors.As(err, &se) || se.Col != MaxTextLen+1 {
 		t.Fatalf("oversized template: %v", err)
@@ -775,7 +797,7 @@ func TestLimits(t *testing.T) {
 		fmt.Fprintf(&b, "@{checksum:luhn,of=a%d,as=a%d}", i+1, i)
 	}
 	fmt.Fprintf(&b, "@{seq:s,as=a%d}", links)
-	tp = mustParse(t, b.String(), Options{Resolver: Sources{"s": newGen(7)}})
+	tp = mustParse(t, b.String(), Options{Resolver: Sources{"s": {Generator: newGen(7)}}})
 	if x := tp.Explain(); x.Order[0] != links || x.Order[len(x.Order)-1] != 0 {
 		t.Fatalf("order %v", x.Order)
 	}

@@ -36,19 +36,19 @@ func init() {
 // a per-day and a per-second counter, and a counter that does not say
 // its period.
 func uniqueSources() Resolver {
-	return ResolverFunc(func(name string) (any, error) {
+	return ResolverFunc(func(_ context.Context, name string) (Source, error) {
 		switch name {
 		case "daily":
-			return newCounter(24*time.Hour, time.UTC), nil
+			return Source{Counter: newCounter(24*time.Hour, time.UTC)}, nil
 		case "persec", "persec2":
-			return newCounter(time.Second, time.UTC), nil
+			return Source{Counter: newCounter(time.Second, time.UTC)}, nil
 		case "silent":
-			return silentCounter{newCounter(time.Second, time.UTC)}, nil
+			return Source{Counter: silentCounter{newCounter(time.Second, time.UTC)}}, nil
 		}
 		if strings.HasPrefix(name, "k") {
-			return newGen(1), nil
+			return Source{Generator: newGen(1)}, nil
 		}
-		return nil, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+		return Source{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	})
 }
 
@@ -86,7 +86,7 @@ func TestUniquenessRule(t *testing.T) {
 		"X@{test.counter}",
 		"@{date:yyyyMMdd}@{test.counter}",
 	} {
-		if _, err := Parse(text, Options{Resolver: uniqueSources()}); err != nil {
+		if _, err := Parse(context.Background(), text, Options{Resolver: uniqueSources()}); err != nil {
 			t.Errorf("Parse(%q): %v", text, err)
 		}
 	}
@@ -120,7 +120,7 @@ func TestUniquenessRule(t *testing.T) {
 		{"X@{seq:silent}", 2, []string{"does not say which", "PeriodReporter"}},
 		{"@{date:yyMMddHHmmss}-@{seq:persec}-@{seq:persec2}", 22, []string{"another per-period counter", "seq:persec2"}},
 	} {
-		_, err := Parse(tc.text, Options{Resolver: uniqueSources()})
+		_, err := Parse(context.Background(), tc.text, Options{Resolver: uniqueSources()})
 		var se *SyntaxError
 		if !errors.As(err, &se) || !errors.Is(err, idforge.ErrInvalidArgument) {
 			t.Errorf("Parse(%q) = %v, want a *SyntaxError wrapping ErrInvalidArgument", tc.text, err)

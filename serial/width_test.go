@@ -34,7 +34,7 @@ func segmentKey(tb testing.TB, name string, start, step int64) *segment.Allocato
 func TestWidthServesWhatFitsAndWastesNothing(t *testing.T) {
 	ctx := context.Background()
 	key := segmentKey(t, "small", 999_998, 10)
-	tp := mustParse(t, "S@{seq:small,width=6}", Options{Resolver: Sources{"small": key}})
+	tp := mustParse(t, "S@{seq:small,width=6}", Options{Resolver: Sources{"small": {Generator: key}}})
 
 	got, err := tp.NextN(ctx, 5, nil)
 	if err != nil || !slices.Equal(got, []string{"S999998", "S999999"}) {
@@ -63,12 +63,12 @@ func TestWidthShortBatchFromOtherSources(t *testing.T) {
 	bg.last.Store(97)
 	for _, tc := range []struct {
 		name, text string
-		src        any
+		src        Source
 		want       []string
 	}{
-		{"generator", "S@{seq:s,width=2}", newGen(98), []string{"S98", "S99"}},
-		{"batch generator", "S@{seq:s,width=2}", bg, []string{"S98", "S99"}},
-		{"period counter", "@{date:yyyyMMdd}@{seq:s,width=2}", day, []string{"2025041399"}},
+		{"generator", "S@{seq:s,width=2}", Source{Generator: newGen(98)}, []string{"S98", "S99"}},
+		{"batch generator", "S@{seq:s,width=2}", Source{Generator: bg}, []string{"S98", "S99"}},
+		{"period counter", "@{date:yyyyMMdd}@{seq:s,width=2}", Source{Counter: day}, []string{"2025041399"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tp := mustParse(t, tc.text, Options{Resolver: Sources{"s": tc.src}, Clock: clockAt(2025, 4, 13, 12, 0, 0)})
@@ -90,7 +90,7 @@ func TestWidthSeveralBoundedSources(t *testing.T) {
 	ctx := context.Background()
 	a := segmentKey(t, "a", 990, 100)
 	b := segmentKey(t, "b", 95, 100)
-	tp := mustParse(t, "@{seq:a,width=3}-@{seq:b,width=2}", Options{Resolver: Sources{"a": a, "b": b}})
+	tp := mustParse(t, "@{seq:a,width=3}-@{seq:b,width=2}", Options{Resolver: Sources{"a": {Generator: a}, "b": {Generator: b}}})
 	got, err := tp.NextN(ctx, 10, nil)
 	if err != nil || !slices.Equal(got, []string{"990-95", "991-96", "992-97", "993-98", "994-99"}) {
 		t.Fatalf("NextN(10) = %v, %v", got, err)
@@ -106,7 +106,7 @@ func TestWidthSeveralBoundedSources(t *testing.T) {
 // it is.
 func TestWidthBoundedSourceDown(t *testing.T) {
 	down := errors.New("store down")
-	tp := mustParse(t, "S@{seq:s,width=6}", Options{Resolver: Sources{"s": failingBounded{down}}})
+	tp := mustParse(t, "S@{seq:s,width=6}", Options{Resolver: Sources{"s": {Generator: failingBounded{down}}}})
 	for _, n := range []int{1, 3} {
 		_, err := tp.NextN(context.Background(), n, nil)
 		if !errors.Is(err, down) || errors.Is(err, idforge.ErrSpaceExhausted) {

@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge"
 )
 
 func env(m map[string]string) func(string) string {
@@ -276,6 +279,9 @@ template = "@{param:area}-@{param:unit,width=4}-@{seq:order,width=5}"
 		if code, _, stderr := runCmd(t, e, args...); code != 2 || stderr == "" {
 			t.Errorf("%q: exit %d %q, want 2", args, code, stderr)
 		}
+	}
+	if code, _, stderr := runCmd(t, e, "serial", "job", "-n", fmt.Sprint(idforge.MaxCount+1)); code != 2 || !strings.Contains(stderr, fmt.Sprintf("want 1..%d", idforge.MaxCount)) {
+		t.Errorf("-n above idforge.MaxCount: exit %d %q, want 2 naming the limit", code, stderr)
 	}
 	if code, _, stderr := runCmd(t, e, "serial", "job"); code != 2 || !strings.Contains(stderr, "unit") && !strings.Contains(stderr, "area") {
 		t.Errorf("missing parameter: %d %q", code, stderr)

@@ -31,7 +31,7 @@ func (p paramFlags) Set(v string) error {
 // template (idforge serial check TEMPLATE).
 func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == "check" {
-		return cmdSerialCheck(args[1:], stdout, stderr)
+		return cmdSerialCheck(ctx, args[1:], stdout, stderr)
 	}
 	fs := newFlagSet("serial", stderr)
 	nf := newNodeFlags(fs, false)
@@ -42,8 +42,8 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if err != nil {
 		return err
 	}
-	if *count < 1 || *count > 10_000 {
-		return usageErr("-n %d: want 1..10000", *count)
+	if *count < 1 || *count > idforge.MaxCount {
+		return usageErr("-n %d: want 1..%d", *count, idforge.MaxCount)
 	}
 	return withNode(ctx, nf, getenv, stderr, func(n *node.Node) error {
 		values, err := n.Issuer().NextSerial(ctx, pos[0], *count, params)
@@ -64,7 +64,7 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 // checked only when a node compiles the serial). A template it refuses
 // (bad syntax, or no proof that it never repeats) exits with status 1
 // and the reason; a misused command exits with status 2.
-func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
+func cmdSerialCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("serial check", stderr)
 	tz := fs.String("tz", "UTC", "time zone of the dates")
 	params := paramFlags{}
@@ -77,8 +77,8 @@ func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageErr("--tz %q: %v", *tz, err)
 	}
-	tmpl, err := serial.Parse(pos[0], serial.Options{Location: loc, Resolver: serial.ResolverFunc(func(string) (any, error) {
-		return standIn{}, nil
+	tmpl, err := serial.Parse(ctx, pos[0], serial.Options{Location: loc, Resolver: serial.ResolverFunc(func(context.Context, string) (serial.Source, error) {
+		return serial.Source{Generator: standIn{}}, nil
 	})})
 	if err != nil {
 		return fmt.Errorf("template refused: %w", err)
@@ -90,7 +90,7 @@ func cmdSerialCheck(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}
 	}
-	example, err := tmpl.Next(context.Background(), params)
+	example, err := tmpl.Next(ctx, params)
 	if err != nil {
 		return exitErr(err)
 	}

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge/internal/testclock"
 )
 
 var build struct {
@@ -51,7 +53,7 @@ func Binary(t testing.TB) string {
 			return
 		}
 		build.path = filepath.Join(build.dir, "idforge")
-		args := []string{"build", "-tags", "idforge_testclock", "-o", build.path}
+		args := []string{"build", "-tags", testclock.BuildTag, "-o", build.path}
 		if raceEnabled {
 			args = append(args, "-race")
 		}
@@ -127,7 +129,7 @@ func (n *Node) Start() error {
 	}
 	args = append(args, n.args...)
 	cmd := exec.Command(n.bin, args...)
-	cmd.Env = append(os.Environ(), "IDFORGE_CONFIG=", "IDFORGE_TEST_CLOCK_FILE="+n.clockFile)
+	cmd.Env = append(os.Environ(), "IDFORGE_CONFIG=", testclock.EnvFile+"="+n.clockFile)
 	cmd.Env = append(cmd.Env, n.Env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -215,7 +217,7 @@ func (n *Node) SetClock(offset time.Duration) {
 	// applied: wait for that, not for a guess at how long it takes.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if b, err := os.ReadFile(n.clockFile + ".applied"); err == nil && string(b) == offset.String() {
+		if b, err := os.ReadFile(testclock.AppliedFile(n.clockFile)); err == nil && string(b) == offset.String() {
 			return
 		}
 		if time.Now().After(deadline) {

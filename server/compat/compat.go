@@ -13,10 +13,6 @@ import (
 	"github.com/idforge/idforge/issuer"
 )
 
-// MaxBatch is the most IDs one Tinyid nextId call returns; it matches
-// server/httpapi's MaxCount and Tinyid's default batch.size.max.
-const MaxBatch = 10_000
-
 // maxFormBytes bounds a url-encoded request body.
 const maxFormBytes = 64 << 10
 

@@ -170,16 +170,16 @@ func TestTinyidNextID(t *testing.T) {
 	}
 	// batchSize above the maximum is cut to it, as in Tinyid.
 	var big tinyidResponse[[]int64]
-	if err := json.Unmarshal([]byte(f.mustGet(t, "/tinyid/id/nextId?bizType=order&batchSize=20000")), &big); err != nil || len(big.Data) != MaxBatch {
-		t.Fatalf("batchSize=20000: %d IDs (%v), want %d", len(big.Data), err, MaxBatch)
+	if err := json.Unmarshal([]byte(f.mustGet(t, "/tinyid/id/nextId?bizType=order&batchSize=20000")), &big); err != nil || len(big.Data) != idforge.MaxCount {
+		t.Fatalf("batchSize=20000: %d IDs (%v), want %d", len(big.Data), err, idforge.MaxCount)
 	}
 	for i := 1; i < len(big.Data); i++ {
 		if big.Data[i] <= big.Data[i-1] {
 			t.Fatalf("IDs not increasing at %d: %d, %d", i, big.Data[i-1], big.Data[i])
 		}
 	}
-	if body := f.mustGet(t, "/tinyid/id/nextIdSimple?bizType=order&batchSize=99999999999999999999"); strings.Count(body, ",") != MaxBatch-1 {
-		t.Errorf("a batchSize beyond int64 is not cut to %d", MaxBatch)
+	if body := f.mustGet(t, "/tinyid/id/nextIdSimple?bizType=order&batchSize=99999999999999999999"); strings.Count(body, ",") != idforge.MaxCount-1 {
+		t.Errorf("a batchSize beyond int64 is not cut to %d", idforge.MaxCount)
 	}
 	// A snowflake key works too.
 	if body := f.mustGet(t, "/tinyid/id/nextIdSimple?bizType=msg&batchSize=2"); strings.Count(body, ",") != 1 {

@@ -11,9 +11,9 @@
 //	nextSegmentId?bizType=K            {"data":{"maxId":2000,"loadingId":1200,"currentId":1000,"delta":1,"remainder":0},"code":200,"message":""}
 //	nextSegmentIdSimple?bizType=K      1000,1200,2000,1,0
 //
-// bizType is the key. batchSize defaults to 1; larger than MaxBatch it is
-// cut to MaxBatch, as Tinyid cuts it to batch.size.max (whose default is
-// the same 10,000). A segment key's IDs increase; a snowflake key also
+// bizType is the key. batchSize defaults to 1; larger than
+// idforge.MaxCount it is cut to idforge.MaxCount, as Tinyid cuts it to
+// batch.size.max (whose default is the same number). A segment key's IDs increase; a snowflake key also
 // works for nextId.
 //
 // A segment handed out by nextSegmentId is a range claimed from the store

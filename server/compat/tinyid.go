@@ -50,8 +50,8 @@ func tinyidKey(q url.Values) (string, error) {
 	return vals[0], idforge.ValidateKeyName(vals[0])
 }
 
-// tinyidBatch reads batchSize: absent means 1, above MaxBatch is cut to
-// MaxBatch (Tinyid's checkBatchSize), below 1 or not a number is an error.
+// tinyidBatch reads batchSize: absent means 1, above idforge.MaxCount is
+// cut to idforge.MaxCount (Tinyid's checkBatchSize), below 1 or not a number is an error.
 func tinyidBatch(q url.Values) (int, error) {
 	s := q.Get("batchSize")
 	if s == "" {
@@ -60,14 +60,14 @@ func tinyidBatch(q url.Values) (int, error) {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
-			return MaxBatch, nil
+			return idforge.MaxCount, nil
 		}
 		return 0, fmt.Errorf("%w: batchSize %q is not a whole number", idforge.ErrInvalidCount, s)
 	}
 	if n < 1 {
 		return 0, fmt.Errorf("%w: batchSize %d (want at least 1)", idforge.ErrInvalidCount, n)
 	}
-	return int(min(n, MaxBatch)), nil
+	return int(min(n, idforge.MaxCount)), nil
 }
 
 // tinyidIDs issues the IDs a nextId request asks for.

@@ -3,7 +3,7 @@
 // (grpc.health.v1) and server reflection.
 //
 // It mirrors the HTTP transport (server/httpapi): the same operations, the
-// same limits (at most MaxCount IDs per call, a 5 s budget per call for the
+// same limits (at most idforge.MaxCount IDs per call, a 5 s budget per call for the
 // store) and the same error codes. Every failure is answered with the gRPC
 // code of its idforge code (the one vocabulary, idforge.Code), and details
 // holding a google.rpc.ErrorInfo:

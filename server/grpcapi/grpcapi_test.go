@@ -161,9 +161,9 @@ func TestIssuing(t *testing.T) {
 	if err != nil || len(snow.GetIds()) != 2 || snow.GetIds()[0] >= snow.GetIds()[1] || snow.GetIds()[0] < 1<<40 {
 		t.Fatalf("NextBatch(msg, 2) = %v, %v; want two increasing snowflake IDs", snow, err)
 	}
-	max, err := f.client.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: MaxCount})
-	if err != nil || len(max.GetIds()) != MaxCount {
-		t.Fatalf("NextBatch(order, MaxCount): %d IDs, %v", len(max.GetIds()), err)
+	max, err := f.client.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: idforge.MaxCount})
+	if err != nil || len(max.GetIds()) != idforge.MaxCount {
+		t.Fatalf("NextBatch(order, idforge.MaxCount): %d IDs, %v", len(max.GetIds()), err)
 	}
 }
 
@@ -182,9 +182,9 @@ func TestNextSerial(t *testing.T) {
 	if err != nil || !slices.Equal(jobs.GetValues(), []string{"010-0005", "010-0006"}) {
 		t.Fatalf("NextSerial(job, 2, area=010) = %v, %v", jobs, err)
 	}
-	max, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "wide", Count: MaxCount})
-	if err != nil || len(max.GetValues()) != MaxCount || max.GetValues()[MaxCount-1] != "W00010006" {
-		t.Fatalf("NextSerial(wide, MaxCount): %d values, %v", len(max.GetValues()), err)
+	max, err := f.client.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "wide", Count: idforge.MaxCount})
+	if err != nil || len(max.GetValues()) != idforge.MaxCount || max.GetValues()[idforge.MaxCount-1] != "W00010006" {
+		t.Fatalf("NextSerial(wide, idforge.MaxCount): %d values, %v", len(max.GetValues()), err)
 	}
 }
 
@@ -219,8 +219,8 @@ func TestNextStrings(t *testing.T) {
 			t.Fatalf("NextStrings(trace, 3) = %v: not increasing version-7 UUIDs", uuids.GetIds())
 		}
 	}
-	if _, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "msg", Count: MaxCount}); err != nil {
-		t.Fatalf("NextStrings(msg, MaxCount): %v", err)
+	if _, err := f.client.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "msg", Count: idforge.MaxCount}); err != nil {
+		t.Fatalf("NextStrings(msg, idforge.MaxCount): %v", err)
 	}
 }
 
@@ -348,8 +348,8 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: 1e9})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
-		{"NextBatch count MaxCount+1", func() error {
-			_, err := c.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: MaxCount + 1})
+		{"NextBatch count idforge.MaxCount+1", func() error {
+			_, err := c.NextBatch(ctx, &idforgev1.NextBatchRequest{Key: "order", Count: idforge.MaxCount + 1})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
 		{"NextBatch unknown key", func() error {
@@ -369,8 +369,8 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: -1})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
-		{"NextSerial count MaxCount+1", func() error {
-			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: MaxCount + 1})
+		{"NextSerial count idforge.MaxCount+1", func() error {
+			_, err := c.NextSerial(ctx, &idforgev1.NextSerialRequest{Name: "bill", Count: idforge.MaxCount + 1})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
 		{"NextSerial missing parameter", func() error {
@@ -393,8 +393,8 @@ func TestErrorCodes(t *testing.T) {
 			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: -1})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
-		{"NextStrings count MaxCount+1", func() error {
-			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: MaxCount + 1})
+		{"NextStrings count idforge.MaxCount+1", func() error {
+			_, err := c.NextStrings(ctx, &idforgev1.NextStringsRequest{Key: "order", Count: idforge.MaxCount + 1})
 			return err
 		}, codes.InvalidArgument, "invalid_count"},
 		{"NextStrings unknown format", func() error {
@@ -413,7 +413,7 @@ func TestErrorCodes(t *testing.T) {
 		{"Stream unknown key", func() error { return stream(&idforgev1.StreamRequest{Key: "nope", Count: 5}) }, codes.NotFound, "unknown_key"},
 		{"Stream bad key", func() error { return stream(&idforgev1.StreamRequest{Key: "", Count: 5}) }, codes.InvalidArgument, "invalid_key"},
 		{"Stream batch -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: -1}) }, codes.InvalidArgument, "invalid_count"},
-		{"Stream batch MaxCount+1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: MaxCount + 1}) }, codes.InvalidArgument, "invalid_count"},
+		{"Stream batch idforge.MaxCount+1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: idforge.MaxCount + 1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Stream count -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Count: -1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Explain negative", func() error { _, err := c.Explain(ctx, &idforgev1.ExplainRequest{Id: -1}); return err }, codes.InvalidArgument, "invalid_argument"},
 		{"Make without time", func() error { _, err := c.Make(ctx, &idforgev1.MakeRequest{}); return err }, codes.InvalidArgument, "invalid_argument"},

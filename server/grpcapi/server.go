@@ -18,11 +18,8 @@ import (
 	"github.com/idforge/idforge/snowflake"
 )
 
-// Limits and defaults, the same as the HTTP API's.
+// Defaults, the same as the HTTP API's.
 const (
-	// MaxCount is the default largest number of IDs one NextBatch,
-	// NextStrings or NextSerial call or one Stream message may carry.
-	MaxCount = 10_000
 	// DefaultStreamBatch is the number of IDs per Stream message when the
 	// request leaves batch at 0.
 	DefaultStreamBatch = 1000
@@ -41,8 +38,8 @@ type Options struct {
 	// Default DefaultRequestTimeout (5 s).
 	RequestTimeout time.Duration
 	// MaxCount is the largest count of a NextBatch, NextStrings or
-	// NextSerial call and the largest batch of a Stream. Default MaxCount
-	// (10,000). NextSerial is bounded by issuer.MaxSerialCount as well.
+	// NextSerial call and the largest batch of a Stream. Default
+	// idforge.MaxCount. NextSerial is bounded by idforge.MaxCount as well.
 	MaxCount int
 }
 
@@ -80,7 +77,7 @@ func New(iss *issuer.Issuer, opts Options) *Server {
 		s.timeout = DefaultRequestTimeout
 	}
 	if s.maxCount <= 0 {
-		s.maxCount = MaxCount
+		s.maxCount = idforge.MaxCount
 	}
 	return s
 }
@@ -183,7 +180,7 @@ func countOrOne(count int32) int64 {
 }
 
 // NextSerial returns count serials of the named definition (0 means 1, at
-// most Options.MaxCount and issuer.MaxSerialCount; fewer when the
+// most Options.MaxCount and idforge.MaxCount; fewer when the
 // template's width= runs out within the batch), rendered with the
 // request's template parameters.
 func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialRequest) (*idforgev1.NextSerialResponse, error) {

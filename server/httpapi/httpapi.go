@@ -18,9 +18,6 @@ import (
 	"github.com/idforge/idforge/issuer"
 )
 
-// MaxCount is the largest number of IDs one request may ask for.
-const MaxCount = 10_000
-
 // maxBodyBytes bounds request bodies.
 const maxBodyBytes = 64 << 10
 
@@ -228,7 +225,7 @@ func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseCount reads the count parameter of a query string: absent means 1,
-// otherwise a decimal integer in [1, MaxCount].
+// otherwise a decimal integer in [1, idforge.MaxCount].
 func parseCount(rawQuery string) (int, error) {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
@@ -244,10 +241,10 @@ func parseCount(rawQuery string) (int, error) {
 	s := vals[0]
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%w: %q is not a whole number (want 1..%d)", idforge.ErrInvalidCount, s, MaxCount)
+		return 0, fmt.Errorf("%w: %q is not a whole number (want 1..%d)", idforge.ErrInvalidCount, s, idforge.MaxCount)
 	}
-	if n < 1 || n > MaxCount {
-		return 0, fmt.Errorf("%w: %d is out of range (want 1..%d)", idforge.ErrInvalidCount, n, MaxCount)
+	if n < 1 || n > idforge.MaxCount {
+		return 0, fmt.Errorf("%w: %d is out of range (want 1..%d)", idforge.ErrInvalidCount, n, idforge.MaxCount)
 	}
 	return int(n), nil
 }

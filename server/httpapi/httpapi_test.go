@@ -483,7 +483,7 @@ func FuzzParseCount(f *testing.F) {
 			}
 			return
 		}
-		if n < 1 || n > MaxCount {
+		if n < 1 || n > idforge.MaxCount {
 			t.Fatalf("parseCount(%q) = %d, out of range", q, n)
 		}
 	})

@@ -336,6 +336,6 @@ func FuzzKeys(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, sel uint8, start, step int64, format string, batch uint16) {
 		d := keyDef{strategy: keyStrategies[int(sel)%len(keyStrategies)], start: start, step: step, format: format}
-		checkKeyDef(t, d, 1+int(batch)%MaxCount)
+		checkKeyDef(t, d, 1+int(batch)%idforge.MaxCount)
 	})
 }
