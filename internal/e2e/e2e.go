@@ -44,7 +44,9 @@ func Main(m *testing.M) int {
 
 // Binary builds cmd/idforge (with -race when the tests run with -race)
 // once per test process and returns its path. It is a test build (tag
-// idforge_testclock): its clock can be skewed with Node.SetClock.
+// idforge_testclock): its clock can be skewed with Node.SetClock. It also
+// has the release build's tag grpcnotrace (Dockerfile), so the end-to-end
+// tests run the gRPC code the release ships.
 func Binary(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() {
@@ -53,7 +55,7 @@ func Binary(t testing.TB) string {
 			return
 		}
 		build.path = filepath.Join(build.dir, "idforge")
-		args := []string{"build", "-tags", testclock.BuildTag, "-o", build.path}
+		args := []string{"build", "-tags", testclock.BuildTag + ",grpcnotrace", "-o", build.path}
 		if raceEnabled {
 			args = append(args, "-race")
 		}
