@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -281,7 +282,10 @@ func TestRangeCacheMillion(t *testing.T) {
 			b := m.new(t, []*node{n}, WithRangeCache(batch, 0.2))
 			defer a.Close()
 			defer b.Close()
-			ctx := testCtx(t)
+			// A million calls under -race on a loaded machine take far
+			// longer than testCtx's 20 s; the deadline only guards a hang.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
 			issue := func(c Client, count int) ([]int64, error) {
 				ids := make([]int64, 0, count)
 				for range count {
