@@ -91,7 +91,17 @@ func TestKillDashNineMidLoad(t *testing.T) {
 		go drive(seg, segAll, fetchSegment)
 		go drive(snow, snowAll, fetchSnowflake)
 
+		// Load runs for a while, and at least until both strategies have
+		// answered: on a loaded machine the restarted binary may take
+		// longer than the pause to serve its first request.
 		time.Sleep(400 * time.Millisecond)
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			segIDs, _ := seg.Counts()
+			snowIDs, _ := snow.Counts()
+			if segIDs > 0 && snowIDs > 0 {
+				break
+			}
+		}
 		if round == 1 {
 			n.Pause()
 			time.Sleep(300 * time.Millisecond)
