@@ -43,7 +43,9 @@
 //   - internal/registry: the one scheme registry behind store, worker and
 //     sequence; internal/dsn: URL parsing, typed query parameters and
 //     password redaction; internal/httperr and internal/grpcerr: the error
-//     answer of every transport; internal/errctx: how context is added to
+//     answer of every transport; internal/httpwire: the JSON API's answers
+//     and query parameters, as server/httpapi writes them and client reads
+//     them; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
 //     an end-to-end test moves in the binary's test builds.
