@@ -406,6 +406,12 @@ func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, err
 // mid-batch (after part of the batch came from the buffered segment)
 // leaves those IDs as a gap: they are never issued again, never twice.
 func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) {
+	return i.manyInts(ctx, key, n, func(e *entry) ([]int64, error) { return i.drawN(ctx, key, e, n) })
+}
+
+// manyInts checks a request for n int64 IDs of key and issues them
+// through many, drawing them from the key's entry with draw.
+func (i *Issuer) manyInts(ctx context.Context, key string, n int, draw func(*entry) ([]int64, error)) ([]int64, error) {
 	if err := checkCount(n); err != nil {
 		return nil, err
 	}
@@ -413,7 +419,7 @@ func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) 
 	if err != nil {
 		return nil, err
 	}
-	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return i.drawN(ctx, key, e, n) })
+	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return draw(e) })
 }
 
 // NextSegment returns one ID for a segment key; a key of another strategy
@@ -445,14 +451,7 @@ func (i *Issuer) NextSnowflake(ctx context.Context, key string) (int64, error) {
 // nothing). It suits one-shot processes such as the CLI, which would
 // otherwise throw the rest of a segment away.
 func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
-	if err := checkCount(n); err != nil {
-		return nil, err
-	}
-	e, err := i.resolveInts(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) {
+	return i.manyInts(ctx, key, n, func(e *entry) ([]int64, error) {
 		if e.strategy != idforge.StrategySegment {
 			return i.drawN(ctx, key, e, n)
 		}

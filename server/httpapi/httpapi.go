@@ -118,14 +118,7 @@ func writeText(w http.ResponseWriter, s string) {
 // leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
 // decimal text with 200, anything else non-200.
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := h.iss.NextSegment(ctx, r.PathValue("key"))
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeText(w, strconv.FormatInt(id, 10))
+	h.leafID(w, r, h.iss.NextSegment)
 }
 
 // leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
@@ -137,9 +130,15 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	h.leafID(w, r, h.iss.NextSnowflake)
+}
+
+// leafID answers one ID of the path's key from next as Leaf does: plain
+// decimal text with 200, anything else non-200.
+func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(context.Context, string) (int64, error)) {
 	ctx, cancel := h.withTimeout(r)
 	defer cancel()
-	id, err := h.iss.NextSnowflake(ctx, r.PathValue("key"))
+	id, err := next(ctx, r.PathValue("key"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
