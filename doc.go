@@ -26,7 +26,9 @@
 //     bitwise load balancing and memory expansion over any of them.
 //   - worker: worker-ID providers and leases (static, file, k8s; etcd,
 //     zookeeper, redis, sql), the renewal with fencing, the local cache and
-//     Supervise, which keeps a generator on a live lease across losses.
+//     Supervise, which keeps a generator on a live lease across losses;
+//     worker/internal/holder what the coordinated providers keep of this
+//     node (owner, logger, clock, cache) and the Redis and SQL lease flow.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
 //     of; store/redis (Redis in front of one of them); store/memstore for
