@@ -26,7 +26,9 @@
 //     bitwise load balancing and memory expansion over any of them.
 //   - worker: worker-ID providers and leases (static, file, k8s; etcd,
 //     zookeeper, redis, sql), the renewal with fencing, the local cache and
-//     Supervise, which keeps a generator on a live lease across losses.
+//     Supervise, which keeps a generator on a live lease across losses;
+//     worker/internal/holder what the coordinated providers keep of this
+//     node (owner, logger, clock, cache) and the Redis and SQL lease flow.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
 //     of; store/redis (Redis in front of one of them); store/memstore for
@@ -43,7 +45,9 @@
 //   - internal/registry: the one scheme registry behind store, worker and
 //     sequence; internal/dsn: URL parsing, typed query parameters and
 //     password redaction; internal/httperr and internal/grpcerr: the error
-//     answer of every transport; internal/errctx: how context is added to
+//     answer of every transport; internal/httpwire: the JSON API's answers
+//     and query parameters, as server/httpapi writes them and client reads
+//     them; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
 //     an end-to-end test moves in the binary's test builds.

@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/httperr"
+	"github.com/idforge/idforge/internal/httpwire"
 )
 
 // maxBody bounds the answers read: idforge.MaxCount IDs as JSON strings
@@ -127,11 +127,6 @@ func (h *httpConn) errorOf(resp *http.Response, body io.Reader) error {
 	return e
 }
 
-// idsAnswer is the answer of GET /v1/ids/{key}.
-type idsAnswer struct {
-	IDs []string `json:"ids"`
-}
-
 // idStrings fetches n IDs of key as GET /v1/ids/{key} writes them: in
 // format, or the key's own text form when format is "".
 func (h *httpConn) idStrings(ctx context.Context, key string, n int, format string) ([]string, error) {
@@ -139,7 +134,7 @@ func (h *httpConn) idStrings(ctx context.Context, key string, n int, format stri
 	if format != "" {
 		q.Set("format", format)
 	}
-	var a idsAnswer
+	var a httpwire.IDs
 	if err := h.get(ctx, withCount("/v1/ids/"+url.PathEscape(key), q, n), &a); err != nil {
 		return nil, err
 	}
@@ -192,59 +187,32 @@ func (h *httpConn) nextStrings(ctx context.Context, key string, n int) ([]string
 	return h.idStrings(ctx, key, n, "")
 }
 
-// serialParamPrefix marks a template parameter in the query string of
-// GET /v1/serials/{name}: param.area=010 fills @{param:area}.
-const serialParamPrefix = "param."
-
-// serialsAnswer is the answer of GET /v1/serials/{name}.
-type serialsAnswer struct {
-	Values []string `json:"values"`
-}
-
 func (h *httpConn) nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error) {
 	q := make(url.Values, len(params)+1)
 	for k, v := range params {
-		q.Set(serialParamPrefix+k, v)
+		q.Set(httpwire.SerialParamPrefix+k, v)
 	}
-	var a serialsAnswer
+	var a httpwire.Serials
 	if err := h.get(ctx, withCount("/v1/serials/"+url.PathEscape(name), q, n), &a); err != nil {
 		return nil, err
 	}
 	return counted(h.addr, "serials", n, a.Values)
 }
 
-// explainAnswer is the answer of GET /v1/explain/{id}.
-type explainAnswer struct {
-	ID         string           `json:"id"`
-	Layout     string           `json:"layout"`
-	Time       time.Time        `json:"time"`
-	Ticks      int64            `json:"ticks"`
-	Datacenter int64            `json:"datacenter"`
-	Worker     int64            `json:"worker"`
-	Sequence   int64            `json:"sequence"`
-	Fixed      map[string]int64 `json:"fixed"`
-	Expires    time.Time        `json:"expires"`
-}
-
 func (h *httpConn) explain(ctx context.Context, id int64) (Explanation, error) {
-	var a explainAnswer
+	var a httpwire.Explain
 	if err := h.get(ctx, "/v1/explain/"+strconv.FormatInt(id, 10), &a); err != nil {
 		return Explanation{}, err
 	}
-	ex := Explanation{ID: id, Layout: a.Layout, Expires: a.Expires.UTC()}
-	ex.Time, ex.Ticks, ex.Fixed = a.Time.UTC(), a.Ticks, a.Fixed
-	ex.Datacenter, ex.Worker, ex.Sequence = a.Datacenter, a.Worker, a.Sequence
-	return ex, nil
+	return Explanation{ID: id, Parts: a.Parts(), Layout: a.Layout, Expires: a.Expires.UTC()}, nil
 }
 
 func (h *httpConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
-	var a struct {
-		Strategy idforge.Strategy `json:"strategy"`
-	}
+	var a httpwire.Key
 	if err := h.get(ctx, "/v1/keys/"+url.PathEscape(key), &a); err != nil {
 		return "", err
 	}
-	return a.Strategy, nil
+	return idforge.Strategy(a.Strategy), nil
 }
 
 func (h *httpConn) close() error {

@@ -91,9 +91,26 @@ type entry struct {
 	limitBy string
 }
 
-// errStringKey is returned when int64 IDs are asked of a string key.
-func errStringKey(key string, s idforge.Strategy) error {
-	return fmt.Errorf("%w: key %q issues %s strings, not integers (use /v1/ids)", idforge.ErrWrongStrategy, key, s)
+// checkCount refuses a count of IDs below 1 with an error wrapping
+// idforge.ErrInvalidCount.
+func checkCount[N int | int64](n N) error {
+	if n < 1 {
+		return fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	}
+	return nil
+}
+
+// resolveInts resolves a key that issues int64 IDs; a key of strings
+// (uuidv7, ulid) is an error wrapping idforge.ErrWrongStrategy.
+func (i *Issuer) resolveInts(ctx context.Context, key string) (*entry, error) {
+	e, err := i.resolve(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if e.gen == nil {
+		return nil, fmt.Errorf("%w: key %q issues %s strings, not integers (use /v1/ids)", idforge.ErrWrongStrategy, key, e.strategy)
+	}
+	return e, nil
 }
 
 // New returns an Issuer over store. snow may be nil, in which case
@@ -281,12 +298,9 @@ func (i *Issuer) RefreshEvery(ctx context.Context, interval time.Duration) {
 
 // Next returns one ID for key.
 func (i *Issuer) Next(ctx context.Context, key string) (int64, error) {
-	e, err := i.resolve(ctx, key)
+	e, err := i.resolveInts(ctx, key)
 	if err != nil {
 		return 0, err
-	}
-	if e.gen == nil {
-		return 0, errStringKey(key, e.strategy)
 	}
 	return i.one(ctx, key, e)
 }
@@ -392,17 +406,20 @@ func permute(key string, perm *obfuscate.Permutation, ids []int64) ([]int64, err
 // mid-batch (after part of the batch came from the buffered segment)
 // leaves those IDs as a gap: they are never issued again, never twice.
 func (i *Issuer) NextN(ctx context.Context, key string, n int) ([]int64, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	return i.manyInts(ctx, key, n, func(e *entry) ([]int64, error) { return i.drawN(ctx, key, e, n) })
+}
+
+// manyInts checks a request for n int64 IDs of key and issues them
+// through many, drawing them from the key's entry with draw.
+func (i *Issuer) manyInts(ctx context.Context, key string, n int, draw func(*entry) ([]int64, error)) ([]int64, error) {
+	if err := checkCount(n); err != nil {
+		return nil, err
 	}
-	e, err := i.resolve(ctx, key)
+	e, err := i.resolveInts(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	if e.gen == nil {
-		return nil, errStringKey(key, e.strategy)
-	}
-	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return i.drawN(ctx, key, e, n) })
+	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) { return draw(e) })
 }
 
 // NextSegment returns one ID for a segment key; a key of another strategy
@@ -434,17 +451,7 @@ func (i *Issuer) NextSnowflake(ctx context.Context, key string) (int64, error) {
 // nothing). It suits one-shot processes such as the CLI, which would
 // otherwise throw the rest of a segment away.
 func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
-	}
-	e, err := i.resolve(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	if e.gen == nil {
-		return nil, errStringKey(key, e.strategy)
-	}
-	return i.many(ctx, key, e.strategy, n, func() ([]int64, error) {
+	return i.manyInts(ctx, key, n, func(e *entry) ([]int64, error) {
 		if e.strategy != idforge.StrategySegment {
 			return i.drawN(ctx, key, e, n)
 		}
@@ -499,8 +506,8 @@ func (i *Issuer) claimUpTo(ctx context.Context, key string, e *entry, n int64) (
 // out whole would bypass the permutation, and its raw values could
 // collide with the key's permuted IDs.
 func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.Segment, error) {
-	if n < 1 {
-		return idforge.Segment{}, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	if err := checkCount(n); err != nil {
+		return idforge.Segment{}, err
 	}
 	if perm := i.permutation(key); perm != nil {
 		return idforge.Segment{}, fmt.Errorf("%w: key %q permutes its IDs (format %s), so they cannot be handed out as a range; ask for IDs instead",

@@ -191,8 +191,8 @@ func batchOf(g idforge.Generator) idforge.BatchGenerator {
 type batch struct{ idforge.Generator }
 
 func (b batch) NextN(ctx context.Context, n int) ([]int64, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	if err := checkCount(n); err != nil {
+		return nil, err
 	}
 	ids := make([]int64, n)
 	for k := range ids {

@@ -43,8 +43,8 @@ func (i *Issuer) formatFor(key, spec string) (obfuscate.Format, error) {
 // they come, integer keys in the key's format (or spec, a request's
 // ?format=; see obfuscate.ParseFormat), decimal by default.
 func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string) ([]string, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
+	if err := checkCount(n); err != nil {
+		return nil, err
 	}
 	e, err := i.resolve(ctx, key)
 	if err != nil {

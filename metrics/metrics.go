@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/segment"
 )
 
 // Metrics holds the registry of one node.
@@ -68,23 +69,40 @@ func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
 }
 
+// keyMetric is a metric of each active segment key, labelled by key and
+// read from the key's segment.Stats.
+type keyMetric struct {
+	desc  *prometheus.Desc
+	kind  prometheus.ValueType
+	value func(*segment.Stats) float64
+}
+
+func newKeyMetric(name, help string, kind prometheus.ValueType, value func(*segment.Stats) float64) keyMetric {
+	return keyMetric{prometheus.NewDesc(name, help, []string{"key"}, nil), kind, value}
+}
+
+// keyMetrics are the per-key metrics: a new one needs only a line here.
+var keyMetrics = []keyMetric{
+	newKeyMetric("idforge_ids_issued_total", "IDs issued for a segment key by this node since it started.",
+		prometheus.CounterValue, func(st *segment.Stats) float64 { return float64(st.Issued) }),
+	newKeyMetric("idforge_segment_loads_total", "Segments claimed from the store.",
+		prometheus.CounterValue, func(st *segment.Stats) float64 { return float64(st.Loads) }),
+	newKeyMetric("idforge_segment_waits_total", "Calls that had to wait for a claim because nothing was buffered (the first call, and any after the buffers ran dry).",
+		prometheus.CounterValue, func(st *segment.Stats) float64 { return float64(st.Waits) }),
+	newKeyMetric("idforge_segment_step", "Length of the newest claimed segment.",
+		prometheus.GaugeValue, func(st *segment.Stats) float64 { return float64(st.Step) }),
+	newKeyMetric("idforge_segment_buffered_ids", "IDs left in the current and the prefetched segment.",
+		prometheus.GaugeValue, func(st *segment.Stats) float64 { return float64(st.Buffered) }),
+	newKeyMetric("idforge_segment_buffered_seconds", "How long the buffered IDs last at the current rate: how long a store outage would go unnoticed.",
+		prometheus.GaugeValue, func(st *segment.Stats) float64 { return st.BufferedFor.Seconds() }),
+	newKeyMetric("idforge_segment_rate", "Consumption rate in IDs per second over the current and previous segment.",
+		prometheus.GaugeValue, func(st *segment.Stats) float64 { return st.Rate }),
+	newKeyMetric("idforge_segment_failing_claims", "Consecutive failed claims (0 when the store is healthy).",
+		prometheus.GaugeValue, func(st *segment.Stats) float64 { return float64(st.Failures) }),
+}
+
+// The snowflake generator's metrics.
 var (
-	descIssued = prometheus.NewDesc("idforge_ids_issued_total",
-		"IDs issued for a segment key by this node since it started.", []string{"key"}, nil)
-	descLoads = prometheus.NewDesc("idforge_segment_loads_total",
-		"Segments claimed from the store.", []string{"key"}, nil)
-	descWaits = prometheus.NewDesc("idforge_segment_waits_total",
-		"Calls that had to wait for a claim because nothing was buffered (the first call, and any after the buffers ran dry).", []string{"key"}, nil)
-	descStep = prometheus.NewDesc("idforge_segment_step",
-		"Length of the newest claimed segment.", []string{"key"}, nil)
-	descBuffered = prometheus.NewDesc("idforge_segment_buffered_ids",
-		"IDs left in the current and the prefetched segment.", []string{"key"}, nil)
-	descBufferedFor = prometheus.NewDesc("idforge_segment_buffered_seconds",
-		"How long the buffered IDs last at the current rate: how long a store outage would go unnoticed.", []string{"key"}, nil)
-	descRate = prometheus.NewDesc("idforge_segment_rate",
-		"Consumption rate in IDs per second over the current and previous segment.", []string{"key"}, nil)
-	descFailures = prometheus.NewDesc("idforge_segment_failing_claims",
-		"Consecutive failed claims (0 when the store is healthy).", []string{"key"}, nil)
 	descSnowIssued = prometheus.NewDesc("idforge_snowflake_ids_issued_total",
 		"IDs issued by this node's snowflake generator (all snowflake keys share it).", nil, nil)
 	descSnowInfo = prometheus.NewDesc("idforge_snowflake_info",
@@ -99,8 +117,10 @@ type collector struct {
 }
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descIssued, descLoads, descWaits, descStep, descBuffered,
-		descBufferedFor, descRate, descFailures, descSnowIssued, descSnowInfo, descSnowExpiry} {
+	for _, m := range keyMetrics {
+		ch <- m.desc
+	}
+	for _, d := range []*prometheus.Desc{descSnowIssued, descSnowInfo, descSnowExpiry} {
 		ch <- d
 	}
 }
@@ -111,14 +131,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if st == nil {
 			continue
 		}
-		ch <- prometheus.MustNewConstMetric(descIssued, prometheus.CounterValue, float64(st.Issued), k.Name)
-		ch <- prometheus.MustNewConstMetric(descLoads, prometheus.CounterValue, float64(st.Loads), k.Name)
-		ch <- prometheus.MustNewConstMetric(descWaits, prometheus.CounterValue, float64(st.Waits), k.Name)
-		ch <- prometheus.MustNewConstMetric(descStep, prometheus.GaugeValue, float64(st.Step), k.Name)
-		ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(st.Buffered), k.Name)
-		ch <- prometheus.MustNewConstMetric(descBufferedFor, prometheus.GaugeValue, st.BufferedFor.Seconds(), k.Name)
-		ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, st.Rate, k.Name)
-		ch <- prometheus.MustNewConstMetric(descFailures, prometheus.GaugeValue, float64(st.Failures), k.Name)
+		for _, m := range keyMetrics {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), k.Name)
+		}
 	}
 	if g := c.iss.Snowflake(); g != nil {
 		l := g.Layout()

@@ -1,6 +1,7 @@
 package obfuscate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -43,10 +44,7 @@ type Base62 struct {
 // idforge.ErrInvalidArgument when the alphabet is not 62 distinct
 // printable ASCII characters or MinLength is outside [0, MaxMinLength].
 func NewBase62(s Base62Settings) (*Base62, error) {
-	alphabet := s.Alphabet
-	if alphabet == "" {
-		alphabet = DefaultBase62Alphabet
-	}
+	alphabet := cmp.Or(s.Alphabet, DefaultBase62Alphabet)
 	// Characters first: an alphabet is counted in characters only once
 	// they are known to be ASCII.
 	if err := checkAlphabet("base62", alphabet, 62); err != nil {
@@ -103,10 +101,7 @@ type digits struct {
 
 func newDigits(name, alphabet string, min int) (digits, error) {
 	d := digits{name: name, alphabet: alphabet, base: uint64(len(alphabet)), min: min}
-	if min < 0 || min > MaxMinLength {
-		return digits{}, fmt.Errorf("%w: %s: minimum length %d, want 0 to %d", idforge.ErrInvalidArgument, name, min, MaxMinLength)
-	}
-	if err := checkAlphabet(name, alphabet, 2); err != nil {
+	if err := checkCodec(name, alphabet, 2, min, MaxMinLength); err != nil {
 		return digits{}, err
 	}
 	for i := range d.index {
@@ -120,6 +115,16 @@ func newDigits(name, alphabet string, min int) (digits, error) {
 	}
 	d.maxLen = max(d.maxLen, min)
 	return d, nil
+}
+
+// checkCodec checks what every codec is given: a minimum length in
+// [0, maxMin] (see checkAlphabet for the alphabet). Errors wrap
+// idforge.ErrInvalidArgument and name the codec.
+func checkCodec(name, alphabet string, minLen, min, maxMin int) error {
+	if min < 0 || min > maxMin {
+		return fmt.Errorf("%w: %s: minimum length %d, want 0 to %d", idforge.ErrInvalidArgument, name, min, maxMin)
+	}
+	return checkAlphabet(name, alphabet, minLen)
 }
 
 // checkAlphabet reports whether alphabet has at least minLen distinct

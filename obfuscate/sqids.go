@@ -1,6 +1,7 @@
 package obfuscate
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -49,15 +50,9 @@ type Sqids struct {
 // idforge.ErrInvalidArgument when the alphabet is not at least 3 distinct
 // printable ASCII characters or MinLength is outside [0, MaxSqidsMinLength].
 func NewSqids(s SqidsSettings) (*Sqids, error) {
-	alphabet := s.Alphabet
-	if alphabet == "" {
-		alphabet = DefaultSqidsAlphabet
-	}
-	if err := checkAlphabet("sqids", alphabet, 3); err != nil {
+	alphabet := cmp.Or(s.Alphabet, DefaultSqidsAlphabet)
+	if err := checkCodec("sqids", alphabet, 3, s.MinLength, MaxSqidsMinLength); err != nil {
 		return nil, err
-	}
-	if s.MinLength < 0 || s.MinLength > MaxSqidsMinLength {
-		return nil, fmt.Errorf("%w: sqids: minimum length %d, want 0 to %d", idforge.ErrInvalidArgument, s.MinLength, MaxSqidsMinLength)
 	}
 	q, err := sqids.New(sqids.Options{Alphabet: alphabet, MinLength: uint8(s.MinLength), Blocklist: s.Blocklist})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -171,40 +172,33 @@ func parseLayout(layout string, col int) ([]dateOp, error) {
 	return ops, nil
 }
 
+// numberLetters are the pattern letters of the numeric fields, each with
+// its field and the repetitions it may be written in (yy is opYear2).
+var numberLetters = map[byte]struct {
+	code   byte
+	widths []int
+}{
+	'y': {opYear, []int{4, 2}}, 'M': {opMonth, []int{2, 1}}, 'd': {opDay, []int{2, 1}},
+	'D': {opYearDay, []int{3, 1}}, 'H': {opHour, []int{2, 1}}, 'h': {opHour12, []int{2, 1}},
+	'm': {opMinute, []int{2, 1}}, 's': {opSecond, []int{2, 1}},
+}
+
 // patternOp returns the field for n repetitions of pattern letter c.
 func patternOp(c byte, n int) (dateOp, error) {
-	one := func(code byte, widths ...int) (dateOp, error) {
-		for _, w := range widths {
-			if n == w {
-				return dateOp{code: code, width: n}, nil
+	if f, ok := numberLetters[c]; ok {
+		if !slices.Contains(f.widths, n) {
+			forms := make([]string, len(f.widths))
+			for i, w := range f.widths {
+				forms[i] = strings.Repeat(string(c), w)
 			}
+			return dateOp{}, fmt.Errorf("%s: write %s", strings.Repeat(string(c), n), strings.Join(forms, " or "))
 		}
-		forms := make([]string, len(widths))
-		for i, w := range widths {
-			forms[i] = strings.Repeat(string(c), w)
-		}
-		return dateOp{}, fmt.Errorf("%s: write %s", strings.Repeat(string(c), n), strings.Join(forms, " or "))
-	}
-	switch c {
-	case 'y':
-		if n == 2 {
+		if c == 'y' && n == 2 {
 			return dateOp{code: opYear2, width: 2}, nil
 		}
-		return one(opYear, 4, 2)
-	case 'M':
-		return one(opMonth, 2, 1)
-	case 'd':
-		return one(opDay, 2, 1)
-	case 'D':
-		return one(opYearDay, 3, 1)
-	case 'H':
-		return one(opHour, 2, 1)
-	case 'h':
-		return one(opHour12, 2, 1)
-	case 'm':
-		return one(opMinute, 2, 1)
-	case 's':
-		return one(opSecond, 2, 1)
+		return dateOp{code: f.code, width: n}, nil
+	}
+	switch c {
 	case 'S':
 		if n <= 9 {
 			return dateOp{code: opFrac, width: n}, nil

@@ -121,26 +121,56 @@ func newRand() *rand.ChaCha8 {
 	return rand.NewChaCha8(seed)
 }
 
-// issue is the flow both generators share: check ctx, read the clock once
-// (a batch counts up from that reading), make n IDs under mu with next,
-// and format them outside the lock.
-func issue[T fmt.Stringer](ctx context.Context, clock idforge.Clock, mu *sync.Mutex, n int, next func(now int64) (T, error)) ([]string, error) {
+// gen is what both generators share: the clock, the lock, and Next and
+// NextN around the generator's own way of making one ID.
+type gen[T fmt.Stringer] struct {
+	clock idforge.Clock
+	mu    sync.Mutex
+	// one makes one ID at the clock reading now (Unix ms); mu is held.
+	one func(now int64) (T, error)
+}
+
+// Next returns one ID in its text form (see the generator's type). It
+// returns ctx's error when ctx is done, and an error wrapping
+// idforge.ErrLayoutExpired when the clock is outside what 48 bits of
+// milliseconds hold.
+func (g *gen[T]) Next(ctx context.Context) (string, error) {
+	ids, err := g.issue(ctx, 1)
+	if err != nil {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// NextN returns n IDs, strictly increasing, issued under one lock. It
+// returns an error wrapping idforge.ErrInvalidCount when n is outside
+// [1, MaxBatch], and otherwise the errors of Next.
+func (g *gen[T]) NextN(ctx context.Context, n int) ([]string, error) {
+	if err := checkN(n); err != nil {
+		return nil, err
+	}
+	return g.issue(ctx, n)
+}
+
+// issue checks ctx, reads the clock once (a batch counts up from that
+// reading), makes n IDs under the lock and formats them outside it.
+func (g *gen[T]) issue(ctx context.Context, n int) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	now, err := nowMS(clock)
+	now, err := nowMS(g.clock)
 	if err != nil {
 		return nil, err
 	}
 	made := make([]T, n)
-	mu.Lock()
+	g.mu.Lock()
 	for i := range made {
-		if made[i], err = next(now); err != nil {
-			mu.Unlock()
+		if made[i], err = g.one(now); err != nil {
+			g.mu.Unlock()
 			return nil, err
 		}
 	}
-	mu.Unlock()
+	g.mu.Unlock()
 	ids := make([]string, n)
 	for i, m := range made {
 		ids[i] = m.String()

@@ -1,11 +1,9 @@
 package timeid
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -13,8 +11,8 @@ import (
 )
 
 // ULID issues ULIDs (github.com/oklog/ulid/v2): a 48-bit Unix millisecond
-// timestamp and 80 bits of entropy, written as 26 Crockford base32
-// characters that sort like the IDs. They strictly increase in the order
+// timestamp and 80 bits of entropy, written as 26 upper-case Crockford
+// base32 characters that sort like the IDs. They strictly increase in the order
 // the generator returns them.
 //
 // In a new millisecond the entropy is 80 fresh random bits; within one
@@ -36,9 +34,8 @@ import (
 // is guarded by a mutex. Randomness comes from a ChaCha8 stream seeded
 // from the operating system.
 type ULID struct {
-	clock idforge.Clock
+	gen[ulid.ULID] // Next and NextN; next makes one ULID
 
-	mu      sync.Mutex
 	entropy *ulid.MonotonicEntropy
 	ms      uint64    // timestamp of the last ID
 	buf     ulid.ULID // scratch space for next
@@ -52,28 +49,9 @@ func NewULID(s Settings) (*ULID, error) {
 
 // newULID takes the entropy source as a test seam.
 func newULID(s Settings, entropy io.Reader) *ULID {
-	return &ULID{clock: s.clock(), entropy: ulid.Monotonic(entropy, 0)}
-}
-
-// Next returns one ULID as 26 upper-case characters. It returns ctx's
-// error when ctx is done, and an error wrapping idforge.ErrLayoutExpired
-// when the clock is outside what 48 bits of milliseconds hold.
-func (g *ULID) Next(ctx context.Context) (string, error) {
-	ids, err := issue(ctx, g.clock, &g.mu, 1, g.next)
-	if err != nil {
-		return "", err
-	}
-	return ids[0], nil
-}
-
-// NextN returns n ULIDs, strictly increasing, issued under one lock. It
-// returns an error wrapping idforge.ErrInvalidCount when n is outside
-// [1, MaxBatch], and otherwise the errors of Next.
-func (g *ULID) NextN(ctx context.Context, n int) ([]string, error) {
-	if err := checkN(n); err != nil {
-		return nil, err
-	}
-	return issue(ctx, g.clock, &g.mu, n, g.next)
+	g := &ULID{entropy: ulid.Monotonic(entropy, 0)}
+	g.clock, g.one = s.clock(), g.next
+	return g
 }
 
 // Time returns the time id carries; see ULIDTime.

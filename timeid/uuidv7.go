@@ -1,11 +1,9 @@
 package timeid
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -19,7 +17,8 @@ import (
 const counterBits = 42
 
 // UUIDv7 issues RFC 9562 version 7 UUIDs that strictly increase, as bytes
-// and as strings, in the order the generator returns them:
+// and as strings (in the canonical lower-case form), in the order the
+// generator returns them:
 //
 //	 0                   1                   2                   3
 //	 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -51,9 +50,8 @@ const counterBits = 42
 // A UUIDv7 is safe for concurrent use; randomness comes from a ChaCha8
 // stream seeded from the operating system.
 type UUIDv7 struct {
-	clock idforge.Clock
+	gen[uuid.UUID] // Next and NextN; next makes one UUID
 
-	mu      sync.Mutex
 	rng     *rand.ChaCha8
 	ms      int64  // timestamp of the last ID, -1 before the first
 	counter uint64 // counter of the last ID
@@ -62,28 +60,9 @@ type UUIDv7 struct {
 // NewUUIDv7 returns a UUIDv7 generator. It returns no error today; the
 // error is there for settings to come.
 func NewUUIDv7(s Settings) (*UUIDv7, error) {
-	return &UUIDv7{clock: s.clock(), rng: newRand(), ms: -1}, nil
-}
-
-// Next returns one UUID in its canonical lower-case form. It returns ctx's
-// error when ctx is done, and an error wrapping idforge.ErrLayoutExpired
-// when the clock is outside what 48 bits of milliseconds hold.
-func (g *UUIDv7) Next(ctx context.Context) (string, error) {
-	ids, err := issue(ctx, g.clock, &g.mu, 1, g.next)
-	if err != nil {
-		return "", err
-	}
-	return ids[0], nil
-}
-
-// NextN returns n UUIDs, strictly increasing, issued under one lock. It
-// returns an error wrapping idforge.ErrInvalidCount when n is outside
-// [1, MaxBatch], and otherwise the errors of Next.
-func (g *UUIDv7) NextN(ctx context.Context, n int) ([]string, error) {
-	if err := checkN(n); err != nil {
-		return nil, err
-	}
-	return issue(ctx, g.clock, &g.mu, n, g.next)
+	g := &UUIDv7{rng: newRand(), ms: -1}
+	g.clock, g.one = s.clock(), g.next
+	return g, nil
 }
 
 // Time returns the time id carries; see UUIDv7Time.

@@ -3,11 +3,11 @@ package httpapi
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -51,20 +51,6 @@ func (h *handler) snowflakeInfo() *snowflakeJSON {
 	return out
 }
 
-// explainResponse is the answer of GET /v1/explain/{id}.
-type explainResponse struct {
-	ID         string           `json:"id"`
-	Layout     string           `json:"layout"`
-	Time       time.Time        `json:"time"`
-	UnixMilli  int64            `json:"unix_ms"`
-	Ticks      int64            `json:"ticks"`
-	Datacenter int64            `json:"datacenter"`
-	Worker     int64            `json:"worker"`
-	Sequence   int64            `json:"sequence"`
-	Fixed      map[string]int64 `json:"fixed,omitempty"`
-	Expires    time.Time        `json:"expires"`
-}
-
 // parseID reads a snowflake ID: a non-negative decimal int64.
 func parseID(s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
@@ -89,18 +75,12 @@ func (h *handler) explainID(s string) (int64, snowflake.Layout, snowflake.Parts,
 	return id, l, p, err
 }
 
-func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
-	id, l, p, err := h.explainID(r.PathValue("id"))
+func (h *handler) explain(c v1Call) (any, error) {
+	id, l, p, err := h.explainID(c.r.PathValue("id"))
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	WriteJSON(w, http.StatusOK, explainResponse{
-		ID: strconv.FormatInt(id, 10), Layout: l.String(),
-		Time: p.Time, UnixMilli: p.Time.UnixMilli(), Ticks: p.Ticks,
-		Datacenter: p.Datacenter, Worker: p.Worker, Sequence: p.Sequence,
-		Fixed: p.Fixed, Expires: l.Expires(),
-	})
+	return httpwire.NewExplain(strconv.FormatInt(id, 10), l, p), nil
 }
 
 // leafDecode serves Leaf's GET /decodeSnowflakeId?snowflakeId=…, answering
@@ -112,9 +92,9 @@ func (h *handler) explain(w http.ResponseWriter, r *http.Request) {
 // twitter layout it is datacenter<<5 | worker. The time is in the server's
 // local zone, as in Leaf.
 func (h *handler) leafDecode(w http.ResponseWriter, r *http.Request) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := parseQuery(r.URL.RawQuery)
 	if err != nil {
-		h.writeError(w, r, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err))
+		h.writeError(w, r, err)
 		return
 	}
 	_, l, p, err := h.explainID(q.Get("snowflakeId"))

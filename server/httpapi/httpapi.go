@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 )
 
@@ -27,7 +28,7 @@ const maxBodyBytes = 64 << 10
 // ignored.
 var v1Routes = []struct {
 	methods, pattern string
-	serve            func(*handler, http.ResponseWriter, *http.Request)
+	serve            func(*handler, v1Call) (any, error)
 	params           []string
 }{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
@@ -36,7 +37,7 @@ var v1Routes = []struct {
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
-	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", serialParamPrefix}},
+	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
 }
 
 // Options configure the handler.
@@ -87,7 +88,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
-		route(rt.methods, rt.pattern, h.strictQuery(func(w http.ResponseWriter, r *http.Request) { rt.serve(h, w, r) }, rt.params))
+		route(rt.methods, rt.pattern, h.v1(rt.serve, rt.params))
 	}
 	route("GET", "/healthz", h.healthz)
 	route("GET", "/readyz", h.readyz)
@@ -117,14 +118,7 @@ func writeText(w http.ResponseWriter, s string) {
 // leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
 // decimal text with 200, anything else non-200.
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := h.iss.NextSegment(ctx, r.PathValue("key"))
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	writeText(w, strconv.FormatInt(id, 10))
+	h.leafID(w, r, h.iss.NextSegment)
 }
 
 // leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
@@ -136,9 +130,15 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	h.leafID(w, r, h.iss.NextSnowflake)
+}
+
+// leafID answers one ID of the path's key from next as Leaf does: plain
+// decimal text with 200, anything else non-200.
+func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(context.Context, string) (int64, error)) {
 	ctx, cancel := h.withTimeout(r)
 	defer cancel()
-	id, err := h.iss.NextSnowflake(ctx, r.PathValue("key"))
+	id, err := next(ctx, r.PathValue("key"))
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -146,47 +146,34 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 	writeText(w, strconv.FormatInt(id, 10))
 }
 
-// idsResponse is the answer of GET /v1/ids/{key}. IDs are strings: decimal
-// by default, so that JavaScript clients lose no precision above 2^53, in
-// the key's format (or ?format=) otherwise, and UUIDs or ULIDs for keys of
-// those strategies.
-type idsResponse struct {
-	Key string   `json:"key"`
-	IDs []string `json:"ids"`
+// ids serves GET /v1/ids/{key}?count=N&format=F.
+func (h *handler) ids(c v1Call) (any, error) {
+	key, n, err := issueArgs(c, "key")
+	if err != nil {
+		return nil, err
+	}
+	format, err := queryValue(c.q, "format")
+	if err != nil {
+		return nil, err
+	}
+	ids, err := h.iss.NextStrings(c.ctx, key, n, format)
+	return httpwire.IDs{Key: key, IDs: ids}, err
 }
 
-func (h *handler) ids(w http.ResponseWriter, r *http.Request) {
-	key := r.PathValue("key")
-	if err := idforge.ValidateKeyName(key); err != nil {
-		h.writeError(w, r, err)
-		return
+// issueArgs reads what every endpoint that issues values takes, in the
+// order they are checked: the name in the path (a well-formed key name)
+// and the count.
+func issueArgs(c v1Call, path string) (string, int, error) {
+	name := c.r.PathValue(path)
+	if err := idforge.ValidateKeyName(name); err != nil {
+		return "", 0, err
 	}
-	n, err := parseCount(r.URL.RawQuery)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	format, err := queryValue(r.URL.RawQuery, "format")
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	ids, err := h.iss.NextStrings(ctx, key, n, format)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusOK, idsResponse{Key: key, IDs: ids})
+	n, err := parseCount(c.q)
+	return name, n, err
 }
 
 // queryValue returns the single value of a query parameter, "" if absent.
-func queryValue(rawQuery, name string) (string, error) {
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return "", fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
-	}
+func queryValue(q url.Values, name string) (string, error) {
 	vals := q[name]
 	if len(vals) > 1 {
 		return "", fmt.Errorf("%w: %s given %d times", idforge.ErrInvalidArgument, name, len(vals))
@@ -207,30 +194,19 @@ type decodeResponse struct {
 // decode serves GET /v1/decode/{key}/{value}[?format=]: a string ID of the
 // key's format back to its integer. It checks the form only, not that the
 // ID was issued.
-func (h *handler) decode(w http.ResponseWriter, r *http.Request) {
-	key, value := r.PathValue("key"), r.PathValue("value")
-	format, err := queryValue(r.URL.RawQuery, "format")
+func (h *handler) decode(c v1Call) (any, error) {
+	key, value := c.r.PathValue("key"), c.r.PathValue("value")
+	format, err := queryValue(c.q, "format")
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := h.iss.Decode(ctx, key, value, format)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusOK, decodeResponse{Key: key, Value: value, ID: strconv.FormatInt(id, 10)})
+	id, err := h.iss.Decode(c.ctx, key, value, format)
+	return decodeResponse{Key: key, Value: value, ID: strconv.FormatInt(id, 10)}, err
 }
 
-// parseCount reads the count parameter of a query string: absent means 1,
+// parseCount reads the count parameter of a query: absent means 1,
 // otherwise a decimal integer in [1, idforge.MaxCount].
-func parseCount(rawQuery string) (int, error) {
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return 0, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
-	}
+func parseCount(q url.Values) (int, error) {
 	vals, ok := q["count"]
 	if !ok {
 		return 1, nil
@@ -249,50 +225,15 @@ func parseCount(rawQuery string) (int, error) {
 	return int(n), nil
 }
 
-// keyJSON is a key as the API shows it.
-type keyJSON struct {
-	Key         string       `json:"key"`
-	Strategy    string       `json:"strategy"`
-	Step        int64        `json:"step,omitempty"`
-	MaxID       string       `json:"max_id,omitempty"`
-	Description string       `json:"description"`
-	Format      string       `json:"format,omitempty"`
-	Plugins     []string     `json:"plugins,omitempty"`
-	Updated     *time.Time   `json:"updated,omitempty"`
-	Segment     *segmentJSON `json:"segment,omitempty"`
-}
-
-// segmentJSON is a segment key's live state on this node.
-type segmentJSON struct {
-	Current  *rangeJSON `json:"current"`
-	Next     string     `json:"next,omitempty"`
-	Pending  *rangeJSON `json:"pending"`
-	Buffered int64      `json:"buffered"`
-	// BufferedSeconds is how long Buffered lasts at Rate.
-	BufferedSeconds float64 `json:"buffered_seconds"`
-	Rate            float64 `json:"rate"`
-	Issued          int64   `json:"issued"`
-	Waits           int64   `json:"waits"`
-	Step            int64   `json:"step"`
-	Loads           int64   `json:"loads"`
-	Failures        int     `json:"failures"`
-	LastError       string  `json:"last_error,omitempty"`
-}
-
-type rangeJSON struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
-
-func toRange(s idforge.Segment) *rangeJSON {
+func toRange(s idforge.Segment) *httpwire.Range {
 	if s.Len() == 0 {
 		return nil
 	}
-	return &rangeJSON{Start: strconv.FormatInt(s.Start, 10), End: strconv.FormatInt(s.End, 10)}
+	return &httpwire.Range{Start: strconv.FormatInt(s.Start, 10), End: strconv.FormatInt(s.End, 10)}
 }
 
-func toKeyJSON(k issuer.KeyState) keyJSON {
-	out := keyJSON{Key: k.Name, Strategy: string(k.Strategy), Description: k.Description, Format: k.Format, Plugins: k.Plugins}
+func toKeyJSON(k issuer.KeyState) httpwire.Key {
+	out := httpwire.Key{Key: k.Name, Strategy: string(k.Strategy), Description: k.Description, Format: k.Format, Plugins: k.Plugins}
 	if !k.Updated.IsZero() {
 		u := k.Updated
 		out.Updated = &u
@@ -302,7 +243,7 @@ func toKeyJSON(k issuer.KeyState) keyJSON {
 		out.MaxID = strconv.FormatInt(k.MaxID, 10)
 	}
 	if st := k.Segment; st != nil {
-		s := &segmentJSON{
+		s := &httpwire.Segment{
 			Current: toRange(st.Current), Pending: toRange(st.Pending),
 			Buffered: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), Rate: st.Rate, Issued: st.Issued, Waits: st.Waits,
 			Step: st.Step, Loads: st.Loads, Failures: st.Failures,
@@ -320,38 +261,29 @@ func toKeyJSON(k issuer.KeyState) keyJSON {
 
 // keysResponse is the answer of GET /v1/keys.
 type keysResponse struct {
-	Keys      []keyJSON      `json:"keys"`
+	Keys      []httpwire.Key `json:"keys"`
 	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
 }
 
-func (h *handler) keys(w http.ResponseWriter, r *http.Request) {
-	if r.Method == http.MethodPost {
-		h.createKey(w, r)
-		return
+// keys serves GET and POST /v1/keys: the keys, or a new one.
+func (h *handler) keys(c v1Call) (any, error) {
+	if c.r.Method == http.MethodPost {
+		return h.createKey(c)
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	states, err := h.iss.Keys(ctx)
+	states, err := h.iss.Keys(c.ctx)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	resp := keysResponse{Keys: make([]keyJSON, len(states)), Snowflake: h.snowflakeInfo()}
+	resp := keysResponse{Keys: make([]httpwire.Key, len(states)), Snowflake: h.snowflakeInfo()}
 	for i, k := range states {
 		resp.Keys[i] = toKeyJSON(k)
 	}
-	WriteJSON(w, http.StatusOK, resp)
+	return resp, nil
 }
 
-func (h *handler) key(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	k, err := h.iss.Key(ctx, r.PathValue("key"))
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusOK, toKeyJSON(k))
+func (h *handler) key(c v1Call) (any, error) {
+	k, err := h.iss.Key(c.ctx, c.r.PathValue("key"))
+	return toKeyJSON(k), err
 }
 
 // createKeyRequest is the body of POST /v1/keys. A step or start left
@@ -364,24 +296,16 @@ type createKeyRequest struct {
 	Description string `json:"description"`
 }
 
-func (h *handler) createKey(w http.ResponseWriter, r *http.Request) {
+func (h *handler) createKey(c v1Call) (any, error) {
 	var req createKeyRequest
-	if err := decodeJSON(w, r, &req); err != nil {
-		h.writeError(w, r, err)
-		return
+	if err := decodeJSON(c.w, c.r, &req); err != nil {
+		return nil, err
 	}
 	k, err := req.key()
-	if err != nil {
-		h.writeError(w, r, err)
-		return
+	if err == nil {
+		err = h.iss.CreateKey(c.ctx, k)
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	if err := h.iss.CreateKey(ctx, k); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusCreated, toKeyJSON(issuer.KeyState{Key: k}))
+	return created{toKeyJSON(issuer.KeyState{Key: k})}, err
 }
 
 // key applies the defaults of a key definition to a request and checks

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/httperr"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
@@ -303,7 +304,7 @@ func TestKeyZeroMeansDefault(t *testing.T) {
 	f := newFixture(t)
 	for _, body := range []string{`{"key":"z1","start":0}`, `{"key":"z2","step":0,"start":0}`, `{"key":"z3","step":null,"start":null}`} {
 		status, resp, _ := f.do(t, "POST", "/v1/keys", body)
-		var k keyJSON
+		var k httpwire.Key
 		if status != 201 || json.Unmarshal([]byte(resp), &k) != nil || k.Step != issuer.DefaultStep || k.MaxID != strconv.Itoa(issuer.DefaultStart) {
 			t.Fatalf("POST %s: %d %s, want 201 with step %d and start %d", body, status, resp, issuer.DefaultStep, issuer.DefaultStart)
 		}
@@ -335,7 +336,7 @@ func TestKeyAtTheTop(t *testing.T) {
 		t.Fatalf("the last start that fits: %d %s", status, body)
 	}
 	status, body, _ = f.do(t, "GET", "/v1/ids/top?count=100", "")
-	var resp idsResponse
+	var resp httpwire.IDs
 	if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.IDs) != 100 {
 		t.Fatalf("the first segment: %d %s", status, body)
 	}
@@ -351,7 +352,7 @@ func TestExplain(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("%d %s", status, body)
 	}
-	var e explainResponse
+	var e httpwire.Explain
 	if err := json.Unmarshal([]byte(body), &e); err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +477,11 @@ func FuzzParseCount(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, q string) {
-		n, err := parseCount(q)
+		vals, err := parseQuery(q)
+		n := 0
+		if err == nil {
+			n, err = parseCount(vals)
+		}
 		if err != nil {
 			if !errors.Is(err, idforge.ErrInvalidCount) && !errors.Is(err, idforge.ErrInvalidArgument) {
 				t.Fatalf("parseCount(%q): %v is not a 4xx error", q, err)
@@ -588,7 +593,7 @@ func TestSerials(t *testing.T) {
 func TestFormatsAndDecode(t *testing.T) {
 	f := newFixture(t)
 	status, body, _ := f.do(t, "GET", "/v1/ids/secret?count=3", "")
-	var resp idsResponse
+	var resp httpwire.IDs
 	if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.IDs) != 3 {
 		t.Fatalf("secret ids: %d %s", status, body)
 	}

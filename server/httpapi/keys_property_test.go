@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/segment"
@@ -160,7 +161,7 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 			n = min(n, want-issued)
 		}
 		status, resp := do("GET", "/v1/ids/k?count="+strconv.FormatInt(n, 10), "")
-		var got idsResponse
+		var got httpwire.IDs
 		if status != 200 || json.Unmarshal([]byte(resp), &got) != nil || int64(len(got.IDs)) != min(n, capacity-issued) {
 			t.Fatalf("%+v: %d IDs after %d issued (%d left): %d %s", d, n, issued, capacity-issued, status, resp)
 		}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,16 +33,26 @@ const tokenParam = "token"
 // NAME.
 const paramFamily = "."
 
-// checkQuery reports whether every parameter of rawQuery is one the
+// parseQuery parses a query string; a malformed one is an error wrapping
+// idforge.ErrInvalidArgument.
+func parseQuery(rawQuery string) (url.Values, error) {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
+	}
+	return q, nil
+}
+
+// checkQuery parses rawQuery and checks that every parameter is one the
 // endpoint reads: a name in allowed, a member of a family in allowed (see
 // paramFamily), or tokenParam. It checks names only; each parameter's
 // reader checks its values and repeats. Errors wrap
 // idforge.ErrInvalidArgument, name the parameter and list what the
 // endpoint takes.
-func checkQuery(rawQuery string, allowed []string) error {
-	q, err := url.ParseQuery(rawQuery)
+func checkQuery(rawQuery string, allowed []string) (url.Values, error) {
+	q, err := parseQuery(rawQuery)
 	if err != nil {
-		return fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
+		return nil, err
 	}
 	var unknown []string
 	for name := range q {
@@ -50,7 +61,7 @@ func checkQuery(rawQuery string, allowed []string) error {
 		}
 	}
 	if len(unknown) == 0 {
-		return nil
+		return q, nil
 	}
 	sort.Strings(unknown) // the same answer for the same request
 	takes := "no query parameters"
@@ -64,7 +75,7 @@ func checkQuery(rawQuery string, allowed []string) error {
 		}
 		takes = strings.Join(shown, ", ")
 	}
-	return fmt.Errorf("%w: unknown query parameter %q; this endpoint takes %s (and %s for authentication)",
+	return nil, fmt.Errorf("%w: unknown query parameter %q; this endpoint takes %s (and %s for authentication)",
 		idforge.ErrInvalidArgument, unknown[0], takes, tokenParam)
 }
 
@@ -85,16 +96,40 @@ func queryAllows(allowed []string, name string) bool {
 	return false
 }
 
-// strictQuery wraps an endpoint that reads the query parameters params:
-// a request with any other one is answered 400 invalid_argument before fn
-// runs.
-func (h *handler) strictQuery(fn http.HandlerFunc, params []string) http.HandlerFunc {
+// v1Call is one request to an endpoint of the JSON API: its query,
+// parsed once, and its context, bounded by the request timeout.
+type v1Call struct {
+	ctx context.Context
+	w   http.ResponseWriter
+	r   *http.Request
+	q   url.Values
+}
+
+// created is an endpoint's answer of 201 Created rather than 200.
+type created struct{ v any }
+
+// v1 wraps an endpoint of the JSON API that reads the query parameters
+// params: a request with any other one is answered 400 invalid_argument
+// before serve runs. serve's answer is written as JSON with 200 (201 for
+// a created value), or, when it returns an error, the error's.
+func (h *handler) v1(serve func(*handler, v1Call) (any, error), params []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if err := checkQuery(r.URL.RawQuery, params); err != nil {
+		q, err := checkQuery(r.URL.RawQuery, params)
+		if err != nil {
 			h.writeError(w, r, err)
 			return
 		}
-		fn(w, r)
+		ctx, cancel := h.withTimeout(r)
+		defer cancel()
+		v, err := serve(h, v1Call{ctx: ctx, w: w, r: r, q: q})
+		switch c, ok := v.(created); {
+		case err != nil:
+			h.writeError(w, r, err)
+		case ok:
+			WriteJSON(w, http.StatusCreated, c.v)
+		default:
+			WriteJSON(w, http.StatusOK, v)
+		}
 	}
 }
 

@@ -8,13 +8,8 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 )
-
-// serialsResponse is the answer of GET /v1/serials/{name}.
-type serialsResponse struct {
-	Serial string   `json:"serial"`
-	Values []string `json:"values"`
-}
 
 // serialJSON is a serial definition as the API shows it.
 type serialJSON struct {
@@ -34,48 +29,27 @@ func toSerialJSON(s idforge.Serial) serialJSON {
 	return out
 }
 
-// serialParamPrefix marks template parameters in the query string:
-// ?param.area=010 fills @{param:area}.
-const serialParamPrefix = "param."
-
 // nextSerials serves GET /v1/serials/{name}?count=N&param.NAME=VALUE.
-func (h *handler) nextSerials(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	if err := idforge.ValidateKeyName(name); err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	n, err := parseCount(r.URL.RawQuery)
+func (h *handler) nextSerials(c v1Call) (any, error) {
+	name, n, err := issueArgs(c, "name")
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	params, err := serialParams(r.URL.RawQuery)
+	params, err := serialParams(c.q)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	values, err := h.iss.NextSerial(ctx, name, n, params)
-	if err != nil {
-		h.writeError(w, r, err)
-		return
-	}
-	WriteJSON(w, http.StatusOK, serialsResponse{Serial: name, Values: values})
+	values, err := h.iss.NextSerial(c.ctx, name, n, params)
+	return httpwire.Serials{Serial: name, Values: values}, err
 }
 
 // serialParams collects the param.* query parameters. The route has
 // refused any parameter the endpoint does not read (see checkQuery), so
 // the others (count, token) are someone else's.
-func serialParams(rawQuery string) (map[string]string, error) {
-	q, err := url.ParseQuery(rawQuery)
-	if err != nil {
-		return nil, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)
-	}
+func serialParams(q url.Values) (map[string]string, error) {
 	params := map[string]string{}
 	for k, vs := range q {
-		name, ok := strings.CutPrefix(k, serialParamPrefix)
+		name, ok := strings.CutPrefix(k, httpwire.SerialParamPrefix)
 		switch {
 		case !ok || name == "":
 		case len(vs) != 1:
@@ -95,31 +69,24 @@ type createSerialRequest struct {
 	Description string `json:"description"`
 }
 
-func (h *handler) serials(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	if r.Method == http.MethodPost {
+// serials serves GET and POST /v1/serials: the serial definitions, or a
+// new one.
+func (h *handler) serials(c v1Call) (any, error) {
+	if c.r.Method == http.MethodPost {
 		var req createSerialRequest
-		if err := decodeJSON(w, r, &req); err != nil {
-			h.writeError(w, r, err)
-			return
+		if err := decodeJSON(c.w, c.r, &req); err != nil {
+			return nil, err
 		}
 		def := idforge.Serial{Name: req.Name, Template: req.Template, TimeZone: req.TimeZone, Description: req.Description}
-		if err := h.iss.CreateSerial(ctx, def); err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		WriteJSON(w, http.StatusCreated, toSerialJSON(def))
-		return
+		return created{toSerialJSON(def)}, h.iss.CreateSerial(c.ctx, def)
 	}
-	defs, err := h.iss.Serials(ctx)
+	defs, err := h.iss.Serials(c.ctx)
 	if err != nil {
-		h.writeError(w, r, err)
-		return
+		return nil, err
 	}
 	out := make([]serialJSON, len(defs))
 	for i, d := range defs {
 		out[i] = toSerialJSON(d)
 	}
-	WriteJSON(w, http.StatusOK, map[string]any{"serials": out})
+	return map[string]any{"serials": out}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 )
 
 // POST /v1/serials refuses, with 400 invalid_argument naming the problem,
@@ -49,7 +50,7 @@ func TestSerialDefinitionsMustBeUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, shop := range []string{"A12", "A1"} {
 		status, body, _ = f.do(t, "GET", "/v1/serials/shop?count=20&param.shop="+shop, "")
-		var resp serialsResponse
+		var resp httpwire.Serials
 		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil || len(resp.Values) != 20 {
 			t.Fatalf("shop %s: %d %s", shop, status, body)
 		}
@@ -168,7 +169,7 @@ func TestSerialBatchCrossingTheKeysEnd(t *testing.T) {
 	var values []string
 	for _, count := range []string{"60", "60"} {
 		status, body, _ := f.do(t, "GET", "/v1/serials/t?count="+count, "")
-		var resp serialsResponse
+		var resp httpwire.Serials
 		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil {
 			t.Fatalf("count=%s after %d: %d %s, want the serials that fit", count, len(values), status, body)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
@@ -85,7 +86,7 @@ func TestWidthLimitedBatchesServeWhatFits(t *testing.T) {
 		var raws []int64
 		for _, count := range []int{40, 40} {
 			status, body, _ := f.do(t, "GET", "/v1/ids/"+key+"?format=decimal&count="+strconv.Itoa(count), "")
-			var got idsResponse
+			var got httpwire.IDs
 			if status != 200 || json.Unmarshal([]byte(body), &got) != nil {
 				t.Fatalf("%s: count=%d after %d: %d %s, want the IDs that fit", key, count, len(raws), status, body)
 			}

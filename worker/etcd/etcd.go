@@ -4,16 +4,15 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
+	"github.com/idforge/idforge/worker/internal/holder"
 )
 
 // Defaults of the URL parameters.
@@ -50,11 +49,8 @@ type Provider struct {
 	username    string
 	password    string
 	tls         *tls.Config
-	desc        string // redacted URL
-	owner       string
-	cache       *worker.Cache // nil without a data directory
-	logger      *slog.Logger
-	clock       idforge.Clock
+	desc        string      // redacted URL
+	node        holder.Node // its Cache is nil without a data directory
 }
 
 var _ worker.Provider = (*Provider)(nil)
@@ -63,15 +59,7 @@ var _ worker.Provider = (*Provider)(nil)
 // package documentation). It does not contact etcd. A malformed URL is
 // an error wrapping idforge.ErrInvalidArgument.
 func Open(u *url.URL, opts worker.Options) (*Provider, error) {
-	opts = opts.WithDefaults()
-	p := &Provider{
-		prefix: DefaultPrefix,
-		ttl:    DefaultTTL,
-		desc:   dsn.Redacted(u),
-		owner:  opts.Owner,
-		logger: opts.Logger,
-		clock:  opts.Clock,
-	}
+	p := &Provider{prefix: DefaultPrefix, ttl: DefaultTTL, desc: dsn.Redacted(u)}
 	q, hosts, err := coord.ParseURL(u, "prefix", defaultPort, "etcd", "etcds")
 	if err != nil {
 		return nil, err
@@ -99,12 +87,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 	if err := q.Done(); err != nil {
 		return nil, err
 	}
-	if p.owner == "" {
-		p.owner = coord.ProcessOwner()
-	}
-	if opts.DataDir != "" {
-		p.cache = worker.NewCache(opts.DataDir, p.desc, p.owner)
-	}
+	p.node = holder.NewNode(opts, p.desc, true)
 	return p, nil
 }
 

@@ -46,7 +46,7 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 		return nil, fmt.Errorf("etcd at %s: %w", p.where(), err)
 	}
 	c := &claim{p: p, cli: cli}
-	sent := p.clock.Now()
+	sent := p.node.Clock.Now()
 	// The first request shows whether etcd answers at all.
 	gctx, cancel := context.WithTimeout(ctx, p.dialTimeout)
 	grant, err := cli.Grant(gctx, int64(p.ttl/time.Second))
@@ -68,12 +68,12 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 		cli.Close()
 		return nil, err
 	}
-	p.logger.Info("worker ID acquired from etcd", "worker", c.id, "etcd", p.desc, "owner", p.owner,
+	p.node.Logger.Info("worker ID acquired from etcd", "worker", c.id, "etcd", p.desc, "owner", p.node.Owner,
 		"ttl", ttl, "retaken", retaken, "last_time", coord.FormatTime(last))
 	rc := c.config(ttl)
 	rc.Acquired, rc.LastTime = sent, last
 	r := worker.StartRenewal(rc)
-	p.cache.SaveLease(r, p.logger)
+	p.node.Cache.SaveLease(r, p.node.Logger)
 	return r, nil
 }
 
@@ -94,19 +94,16 @@ func (p *Provider) client() (*clientv3.Client, error) {
 // cli, when not nil, is kept to claim the ID again once etcd answers;
 // when nil, a renewal connects.
 func (p *Provider) resume(cli *clientv3.Client, max int64, cause error) (worker.Lease, error) {
-	l, err := worker.Resume(worker.ResumeConfig{
+	l, err := p.node.Resume(worker.ResumeConfig{
 		Coordinator: "etcd",
 		Where:       p.where(),
 		Cause:       cause,
-		Cache:       p.cache,
 		Max:         max,
 		Then:        "it is claimed again once etcd answers",
 		Renewal: func(id int64) worker.RenewalConfig {
 			c := &claim{p: p, cli: cli, id: id}
 			return c.config(p.ttl)
 		},
-		Logger: p.logger,
-		Clock:  p.clock,
 	})
 	if err != nil && cli != nil {
 		cli.Close()
@@ -142,9 +139,9 @@ func (c *claim) config(ttl time.Duration) worker.RenewalConfig {
 		Margin:  ttl / 3,
 		Renew:   c.renew,
 		Release: c.release,
-		Cache:   c.p.cache,
-		Logger:  c.p.logger,
-		Clock:   c.p.clock,
+		Cache:   c.p.node.Cache,
+		Logger:  c.p.node.Logger,
+		Clock:   c.p.node.Clock,
 	}
 }
 
@@ -166,7 +163,7 @@ func (c *claim) claim(ctx context.Context, max int64) (last time.Time, retaken b
 			continue // not ours to interpret
 		}
 		taken[n] = true
-		if owner(kv.Value) == p.owner && n <= max {
+		if owner(kv.Value) == p.node.Owner && n <= max {
 			mine = append(mine, n)
 			revs[n], leases[n] = kv.ModRevision, kv.Lease
 		}
@@ -213,7 +210,7 @@ func (c *claim) bind(ctx context.Context, n int64, cmp clientv3.Cmp) (*clientv3.
 }
 
 func (c *claim) value() string {
-	b, _ := json.Marshal(ownerValue{Owner: c.p.owner})
+	b, _ := json.Marshal(ownerValue{Owner: c.p.node.Owner})
 	return string(b)
 }
 
@@ -263,7 +260,7 @@ func (c *claim) renew(ctx context.Context, last time.Time) error {
 		switch {
 		case err == nil:
 		case errors.Is(err, rpctypes.ErrLeaseNotFound):
-			c.p.logger.Warn("the etcd lease of the worker ID is gone; claiming the ID again", "worker", c.id, "lease", int64(c.lease))
+			c.p.node.Logger.Warn("the etcd lease of the worker ID is gone; claiming the ID again", "worker", c.id, "lease", int64(c.lease))
 			c.lease = 0
 		default:
 			return fmt.Errorf("etcd at %s: keeping the lease alive: %w", c.p.where(), err)
@@ -307,7 +304,7 @@ func (c *claim) hold(ctx context.Context) error {
 		switch {
 		case len(kvs) == 0:
 			cmp = clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
-		case owner(kvs[0].Value) == p.owner && !c.held:
+		case owner(kvs[0].Value) == p.node.Owner && !c.held:
 			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", kvs[0].ModRevision)
 			old = clientv3.LeaseID(kvs[0].Lease)
 		default:
@@ -319,7 +316,7 @@ func (c *claim) hold(ctx context.Context) error {
 		}
 		if t.Succeeded {
 			c.held = true
-			p.logger.Info("worker ID claimed again in etcd", "worker", c.id, "lease", int64(c.lease))
+			p.node.Logger.Info("worker ID claimed again in etcd", "worker", c.id, "lease", int64(c.lease))
 			if old != 0 && old != c.lease {
 				c.cli.Revoke(ctx, old) // the earlier process's lease: best effort
 			}

@@ -76,7 +76,7 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 // keeps trying in the background, with an error wrapping errUnreachable.
 func (p *Provider) connect(ctx context.Context) (*zk.Conn, error) {
 	conn, events, err := zk.Connect(p.servers, p.sessionTimeout,
-		zk.WithLogger(zkLogger{p.logger}), zk.WithLogInfo(false))
+		zk.WithLogger(zkLogger{p.node.Logger}), zk.WithLogInfo(false))
 	if err != nil {
 		return nil, fmt.Errorf("ZooKeeper at %s: %w", p.where(), err)
 	}
@@ -115,9 +115,9 @@ func (p *Provider) watch(events <-chan zk.Event) {
 	for ev := range events {
 		switch ev.State {
 		case zk.StateExpired:
-			p.logger.Warn("ZooKeeper session expired; the temporary node is created again with a new session", "zookeeper", p.desc)
+			p.node.Logger.Warn("ZooKeeper session expired; the temporary node is created again with a new session", "zookeeper", p.desc)
 		case zk.StateHasSession:
-			p.logger.Debug("ZooKeeper session established", "zookeeper", p.desc, "server", ev.Server)
+			p.node.Logger.Debug("ZooKeeper session established", "zookeeper", p.desc, "server", ev.Server)
 		}
 	}
 }
@@ -170,7 +170,7 @@ func (p *Provider) register(conn *zk.Conn, max int64) (*lease, error) {
 		if s.Timestamp > 0 {
 			last = time.UnixMilli(s.Timestamp)
 		}
-		if now := p.clock.Now(); last.After(now) {
+		if now := p.node.Clock.Now(); last.After(now) {
 			return nil, fmt.Errorf("%w: the clock is %s behind the time this node last reported to ZooKeeper (%s in %s); refusing to start until it has caught up",
 				idforge.ErrClockMovedBackwards, last.Sub(now).Round(time.Millisecond), coord.FormatTime(last), node)
 		}
@@ -179,7 +179,7 @@ func (p *Provider) register(conn *zk.Conn, max int64) (*lease, error) {
 		}
 	}
 
-	t0 := p.clock.Now()
+	t0 := p.node.Clock.Now()
 	temp := p.temporaryPath()
 	if err := createEphemeral(conn, temp, p.data(t0.UnixMilli())); err != nil {
 		return nil, fmt.Errorf("ZooKeeper at %s: creating %s: %w", p.where(), temp, err)
@@ -199,7 +199,7 @@ func (p *Provider) register(conn *zk.Conn, max int64) (*lease, error) {
 	if seq < 0 {
 		// Leaf: not registered, so create a persistent sequential node; its
 		// sequence number is the worker ID.
-		path, err := conn.Create(p.foreverDir()+"/"+p.owner+"-", p.data(t0.UnixMilli()), zk.FlagSequence, acl)
+		path, err := conn.Create(p.foreverDir()+"/"+p.node.Owner+"-", p.data(t0.UnixMilli()), zk.FlagSequence, acl)
 		if err != nil {
 			conn.Delete(temp, -1)
 			return nil, fmt.Errorf("ZooKeeper at %s: creating the forever node: %w", p.where(), err)
@@ -215,13 +215,13 @@ func (p *Provider) register(conn *zk.Conn, max int64) (*lease, error) {
 			return nil, p.exhausted(n, path, max)
 		}
 		seq, node = n, path
-		p.logger.Info("Leaf worker ID registered in ZooKeeper", "worker", seq, "node", node)
+		p.node.Logger.Info("Leaf worker ID registered in ZooKeeper", "worker", seq, "node", node)
 	} else {
-		p.logger.Info("Leaf worker ID taken back from ZooKeeper", "worker", seq, "node", node, "last_time", coord.FormatTime(last))
+		p.node.Logger.Info("Leaf worker ID taken back from ZooKeeper", "worker", seq, "node", node, "last_time", coord.FormatTime(last))
 	}
 	l := newLease(p, conn, seq, node, last)
 	if err := l.write(false); err != nil {
-		p.logger.Warn("recording this node's time in ZooKeeper failed", "worker", seq, "err", err)
+		p.node.Logger.Warn("recording this node's time in ZooKeeper failed", "worker", seq, "err", err)
 	}
 	return l, nil
 }
@@ -230,7 +230,7 @@ func (p *Provider) register(conn *zk.Conn, max int64) (*lease, error) {
 // node belongs to this owner.
 func (p *Provider) sequenceOf(name string) (int64, bool) {
 	i := strings.LastIndexByte(name, '-')
-	if i < 0 || name[:i] != p.owner {
+	if i < 0 || name[:i] != p.node.Owner {
 		return 0, false
 	}
 	n, err := strconv.ParseInt(name[i+1:], 10, 64)
@@ -271,7 +271,7 @@ func (p *Provider) checkPeers(conn *zk.Conn, t0 time.Time, zkNow int64) error {
 	stale := (2*ReportInterval + p.sessionTimeout).Milliseconds()
 	var sum, n int64
 	for _, c := range children {
-		if c == p.owner {
+		if c == p.node.Owner {
 			continue
 		}
 		b, st, err := conn.Get(dir + "/" + c)
@@ -283,7 +283,7 @@ func (p *Provider) checkPeers(conn *zk.Conn, t0 time.Time, zkNow int64) error {
 		}
 		var s stamp
 		if json.Unmarshal(b, &s) != nil || s.Timestamp <= 0 {
-			p.logger.Debug("ignoring a temporary node without Leaf's JSON", "node", dir+"/"+c)
+			p.node.Logger.Debug("ignoring a temporary node without Leaf's JSON", "node", dir+"/"+c)
 			continue
 		}
 		age := max(zkNow-st.Mtime, 0)
@@ -314,15 +314,14 @@ func (p *Provider) checkPeers(conn *zk.Conn, t0 time.Time, zkNow int64) error {
 // unreachable; conn keeps trying in the background and the reports start
 // once it has a session.
 func (p *Provider) resume(conn *zk.Conn, max int64, cause error) (worker.Lease, error) {
-	l, err := worker.Resume(worker.ResumeConfig{
+	l, err := p.node.Resume(worker.ResumeConfig{
 		Coordinator: "ZooKeeper",
 		Where:       p.where(),
 		Cause:       cause,
-		Cache:       p.cache,
 		Max:         max,
 		Then:        "the peers' clocks cannot be checked, and the reports resume once ZooKeeper answers",
 		Start: func(id int64, last time.Time) (worker.Lease, error) {
-			if now := p.clock.Now(); last.After(now) {
+			if now := p.node.Clock.Now(); last.After(now) {
 				return nil, fmt.Errorf("%w: the clock is %s behind the time this node last recorded (%s, in its worker ID cache; ZooKeeper at %s is unreachable); refusing to start until it has caught up",
 					idforge.ErrClockMovedBackwards, last.Sub(now).Round(time.Millisecond), coord.FormatTime(last), p.where())
 			}
@@ -331,8 +330,6 @@ func (p *Provider) resume(conn *zk.Conn, max int64, cause error) (worker.Lease, 
 			go l.run()
 			return l, nil
 		},
-		Logger: p.logger,
-		Clock:  p.clock,
 	})
 	if err != nil {
 		conn.Close()
@@ -398,12 +395,12 @@ func (l *lease) run() {
 		if err := l.write(false); err != nil {
 			failures++
 			if failures == 1 || failures%100 == 0 {
-				l.p.logger.Warn("reporting this node's time to ZooKeeper failed", "worker", l.id, "attempt", failures, "err", err)
+				l.p.node.Logger.Warn("reporting this node's time to ZooKeeper failed", "worker", l.id, "attempt", failures, "err", err)
 			}
 			continue
 		}
 		if failures > 0 {
-			l.p.logger.Info("reporting this node's time to ZooKeeper recovered", "worker", l.id, "failed_attempts", failures)
+			l.p.node.Logger.Info("reporting this node's time to ZooKeeper recovered", "worker", l.id, "failed_attempts", failures)
 		}
 		failures = 0
 	}
@@ -414,10 +411,10 @@ func (l *lease) run() {
 // deletes instead.
 func (l *lease) write(final bool) error {
 	p := l.p
-	ms := max(p.clock.Now().UnixMilli(), l.reported.Load())
-	if p.cache != nil {
-		if err := p.cache.Save(l.id, time.Time{}, time.UnixMilli(ms)); err != nil {
-			p.logger.Warn("saving the worker ID cache failed", "err", err)
+	ms := max(p.node.Clock.Now().UnixMilli(), l.reported.Load())
+	if p.node.Cache != nil {
+		if err := p.node.Cache.Save(l.id, time.Time{}, time.UnixMilli(ms)); err != nil {
+			p.node.Logger.Warn("saving the worker ID cache failed", "err", err)
 		}
 	}
 	if l.conn.State() != zk.StateHasSession {

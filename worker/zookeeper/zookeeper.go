@@ -3,7 +3,6 @@ package zookeeper
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/url"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
+	"github.com/idforge/idforge/worker/internal/holder"
 )
 
 // Defaults of the URL parameters, and Leaf's fixed values.
@@ -54,13 +54,10 @@ type Provider struct {
 	sessionTimeout time.Duration
 	maxDrift       time.Duration
 	dialTimeout    time.Duration
-	auth           []byte // "user:password" for the digest scheme, or nil
-	desc           string // redacted URL
-	owner          string // ip:port
+	auth           []byte      // "user:password" for the digest scheme, or nil
+	desc           string      // redacted URL
+	node           holder.Node // its Owner is ip:port; its Cache nil without a data directory
 	ip, port       string
-	cache          *worker.Cache // nil without a data directory
-	logger         *slog.Logger
-	clock          idforge.Clock
 }
 
 var _ worker.Provider = (*Provider)(nil)
@@ -71,14 +68,7 @@ var _ worker.Provider = (*Provider)(nil)
 // node names and data carry) is an error wrapping
 // idforge.ErrInvalidArgument.
 func Open(u *url.URL, opts worker.Options) (*Provider, error) {
-	opts = opts.WithDefaults()
-	p := &Provider{
-		name:   DefaultName,
-		desc:   dsn.Redacted(u),
-		owner:  opts.Owner,
-		logger: opts.Logger,
-		clock:  opts.Clock,
-	}
+	p := &Provider{name: DefaultName, desc: dsn.Redacted(u)}
 	q, servers, err := coord.ParseURL(u, "name", defaultPort, "zk", "zookeeper")
 	if err != nil {
 		return nil, err
@@ -100,19 +90,17 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 	if err := q.Done(); err != nil {
 		return nil, err
 	}
-	if p.owner == "" {
+	if opts.Owner == "" {
 		return nil, fmt.Errorf("%w: the ZooKeeper worker provider needs this node's host:port as its owner: Leaf binds worker IDs to it",
 			idforge.ErrInvalidArgument)
 	}
-	if p.ip, p.port, err = net.SplitHostPort(p.owner); err != nil || p.ip == "" || p.port == "" {
-		return nil, fmt.Errorf("%w: owner %q: want host:port", idforge.ErrInvalidArgument, p.owner)
+	if p.ip, p.port, err = net.SplitHostPort(opts.Owner); err != nil || p.ip == "" || p.port == "" {
+		return nil, fmt.Errorf("%w: owner %q: want host:port", idforge.ErrInvalidArgument, opts.Owner)
 	}
-	if strings.Contains(p.owner, "/") {
-		return nil, fmt.Errorf("%w: owner %q: a ZooKeeper node name cannot hold '/'", idforge.ErrInvalidArgument, p.owner)
+	if strings.Contains(opts.Owner, "/") {
+		return nil, fmt.Errorf("%w: owner %q: a ZooKeeper node name cannot hold '/'", idforge.ErrInvalidArgument, opts.Owner)
 	}
-	if opts.DataDir != "" {
-		p.cache = worker.NewCache(opts.DataDir, p.desc, p.owner)
-	}
+	p.node = holder.NewNode(opts, p.desc, true)
 	return p, nil
 }
 
@@ -125,11 +113,11 @@ func (p *Provider) Base() string { return "/snowflake/" + p.name }
 func (p *Provider) foreverDir() string   { return p.Base() + "/forever" }
 func (p *Provider) temporaryDir() string { return p.Base() + "/temporary" }
 func (p *Provider) temporaryPath() string {
-	return p.temporaryDir() + "/" + p.owner
+	return p.temporaryDir() + "/" + p.node.Owner
 }
 
 // foreverPath is the name ZooKeeper gives a sequential node: the prefix
 // and ten digits.
 func (p *Provider) foreverPath(seq int64) string {
-	return fmt.Sprintf("%s/%s-%010d", p.foreverDir(), p.owner, seq)
+	return fmt.Sprintf("%s/%s-%010d", p.foreverDir(), p.node.Owner, seq)
 }

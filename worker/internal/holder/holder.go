@@ -1,9 +1,11 @@
-// Package holder is the flow the Redis and SQL worker-ID providers share:
-// an ID is held by a key or row that lapses unless renewed, every call to
-// the coordinator is bounded by one timeout, and when the coordinator
-// fails at start-up the node resumes its cached ID. A provider plugs its
-// protocol (claim, renew, release) and its words for messages into a
-// Holder.
+// Package holder is what the coordinated worker-ID providers share. Node
+// is what every one of them (etcd, ZooKeeper, Redis, SQL) keeps of this
+// node: its owner, logger, clock and worker ID cache. Holder is the flow
+// the Redis and SQL providers share: an ID is held by a key or row that
+// lapses unless renewed, every call to the coordinator is bounded by one
+// timeout, and when the coordinator fails at start-up the node resumes
+// its cached ID. A provider plugs its protocol (claim, renew, release)
+// and its words for messages into a Holder.
 package holder
 
 import (
@@ -19,9 +21,39 @@ import (
 	"github.com/idforge/idforge/worker/internal/coord"
 )
 
+// Node is what a coordinated provider keeps of this node's
+// worker.Options. Make it with NewNode.
+type Node struct {
+	Owner  string
+	Logger *slog.Logger
+	Clock  idforge.Clock
+	Cache  *worker.Cache // nil when none is kept
+}
+
+// NewNode takes this node's opts, with their defaults, and a random owner
+// unique to this process when they name none. It keeps a cache of the
+// coordinator named name in opts.DataDir, when there is one, if
+// cacheable: if name tells this coordinator apart from others.
+func NewNode(opts worker.Options, name string, cacheable bool) Node {
+	opts = opts.WithDefaults()
+	n := Node{Owner: opts.Owner, Logger: opts.Logger, Clock: opts.Clock}
+	if n.Owner == "" {
+		n.Owner = coord.ProcessOwner()
+	}
+	if opts.DataDir != "" && cacheable {
+		n.Cache = worker.NewCache(opts.DataDir, name, n.Owner)
+	}
+	return n
+}
+
+// Resume is worker.Resume with the node's cache, logger and clock.
+func (n *Node) Resume(cfg worker.ResumeConfig) (worker.Lease, error) {
+	cfg.Cache, cfg.Logger, cfg.Clock = n.Cache, n.Logger, n.Clock
+	return worker.Resume(cfg)
+}
+
 // Holder is the provider-independent part of a provider of renewed worker
-// IDs. Set the exported fields but Owner, Logger, Clock and Cache, then
-// call Start.
+// IDs. Set the exported fields but the Node's, then call Start.
 type Holder struct {
 	// Who starts the provider's messages: "redis worker".
 	Who string
@@ -39,29 +71,17 @@ type Holder struct {
 	// NoCache, Then); Acquire fills in the rest.
 	Resume worker.ResumeConfig
 
-	// Set by Start.
-	Owner  string
-	Logger *slog.Logger
-	Clock  idforge.Clock
-	Cache  *worker.Cache // nil when none is kept
+	// Node is set by Start.
+	Node
 
 	closeOnce sync.Once
 	closeErr  error
 }
 
-// Start takes this node's opts, with their defaults, and a random owner
-// unique to this process when they name none. It keeps a cache in
-// opts.DataDir, when there is one, if cacheable: if Name tells this
-// coordinator apart from others.
+// Start sets the Node from this node's opts (see NewNode), keeping a
+// cache if cacheable: if Name tells this coordinator apart from others.
 func (h *Holder) Start(opts worker.Options, cacheable bool) {
-	opts = opts.WithDefaults()
-	h.Owner, h.Logger, h.Clock = opts.Owner, opts.Logger, opts.Clock
-	if h.Owner == "" {
-		h.Owner = coord.ProcessOwner()
-	}
-	if opts.DataDir != "" && cacheable {
-		h.Cache = worker.NewCache(opts.DataDir, h.Name, h.Owner)
-	}
+	h.Node = NewNode(opts, h.Name, cacheable)
 }
 
 // Acquire runs claim, which asks the coordinator for an ID in 0..max and
@@ -90,8 +110,8 @@ func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.
 		err = fmt.Errorf("no answer within %s: %w", h.Timeout, err)
 	}
 	rc := h.Resume
-	rc.Where, rc.Cause, rc.Cache, rc.Max, rc.Renewal, rc.Logger, rc.Clock = h.Name, err, h.Cache, max, h.renewal, h.Logger, h.Clock
-	return worker.Resume(rc)
+	rc.Where, rc.Cause, rc.Max, rc.Renewal = h.Name, err, max, h.renewal
+	return h.Node.Resume(rc)
 }
 
 // renewal describes the lease on id, but for when it was acquired and the

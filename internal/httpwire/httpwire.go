@@ -1,0 +1,96 @@
+// Package httpwire is the one owner of the JSON API's wire as both sides
+// speak it: the answers of the /v1 endpoints the Go client reads, as
+// server/httpapi writes them and client decodes them, and the query
+// parameters both use. Error answers are internal/httperr's.
+package httpwire
+
+import (
+	"time"
+
+	"github.com/idforge/idforge/snowflake"
+)
+
+// SerialParamPrefix marks a template parameter in the query string of
+// GET /v1/serials/{name}: param.area=010 fills @{param:area}.
+const SerialParamPrefix = "param."
+
+// IDs is the answer of GET /v1/ids/{key}. IDs are strings: decimal by
+// default, so that JavaScript clients lose no precision above 2^53, in
+// the key's format (or ?format=) otherwise, and UUIDs or ULIDs for keys of
+// those strategies.
+type IDs struct {
+	Key string   `json:"key"`
+	IDs []string `json:"ids"`
+}
+
+// Serials is the answer of GET /v1/serials/{name}.
+type Serials struct {
+	Serial string   `json:"serial"`
+	Values []string `json:"values"`
+}
+
+// Explain is the answer of GET /v1/explain/{id}: a snowflake ID decoded
+// with the node's layout.
+type Explain struct {
+	ID         string           `json:"id"`
+	Layout     string           `json:"layout"`
+	Time       time.Time        `json:"time"`
+	UnixMilli  int64            `json:"unix_ms"`
+	Ticks      int64            `json:"ticks"`
+	Datacenter int64            `json:"datacenter"`
+	Worker     int64            `json:"worker"`
+	Sequence   int64            `json:"sequence"`
+	Fixed      map[string]int64 `json:"fixed,omitempty"`
+	Expires    time.Time        `json:"expires"`
+}
+
+// NewExplain returns the answer for id, whose fields under layout l are p.
+func NewExplain(id string, l snowflake.Layout, p snowflake.Parts) Explain {
+	return Explain{
+		ID: id, Layout: l.String(),
+		Time: p.Time, UnixMilli: p.Time.UnixMilli(), Ticks: p.Ticks,
+		Datacenter: p.Datacenter, Worker: p.Worker, Sequence: p.Sequence,
+		Fixed: p.Fixed, Expires: l.Expires(),
+	}
+}
+
+// Parts returns the fields of the ID e explains, its time in UTC.
+func (e Explain) Parts() snowflake.Parts {
+	return snowflake.Parts{Time: e.Time.UTC(), Ticks: e.Ticks, Datacenter: e.Datacenter, Worker: e.Worker, Sequence: e.Sequence, Fixed: e.Fixed}
+}
+
+// Key is a key as GET /v1/keys/{key} and the key list show it.
+type Key struct {
+	Key         string     `json:"key"`
+	Strategy    string     `json:"strategy"`
+	Step        int64      `json:"step,omitempty"`
+	MaxID       string     `json:"max_id,omitempty"`
+	Description string     `json:"description"`
+	Format      string     `json:"format,omitempty"`
+	Plugins     []string   `json:"plugins,omitempty"`
+	Updated     *time.Time `json:"updated,omitempty"`
+	Segment     *Segment   `json:"segment,omitempty"`
+}
+
+// Segment is a segment key's live state on the node that answers.
+type Segment struct {
+	Current  *Range `json:"current"`
+	Next     string `json:"next,omitempty"`
+	Pending  *Range `json:"pending"`
+	Buffered int64  `json:"buffered"`
+	// BufferedSeconds is how long Buffered lasts at Rate.
+	BufferedSeconds float64 `json:"buffered_seconds"`
+	Rate            float64 `json:"rate"`
+	Issued          int64   `json:"issued"`
+	Waits           int64   `json:"waits"`
+	Step            int64   `json:"step"`
+	Loads           int64   `json:"loads"`
+	Failures        int     `json:"failures"`
+	LastError       string  `json:"last_error,omitempty"`
+}
+
+// Range is a segment's values, Start included and End not, in decimal.
+type Range struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
