@@ -55,7 +55,8 @@ type Violation struct {
 	Check  Check  `json:"check"`
 	Target string `json:"target"`
 	// Node is the name of the node that answered; Client the index of
-	// the client (of that node and target) that received it.
+	// the client (of that node and target) that received it, -1 for the
+	// first ID Run asks a node for to learn its layout.
 	Node   string `json:"node"`
 	Client int    `json:"client"`
 	// Value is the value in question, Detail what is wrong with it.
@@ -64,7 +65,11 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
-	return fmt.Sprintf("%s %s: %s from %s (client %d): %s", v.Check, v.Target, v.Value, v.Node, v.Client, v.Detail)
+	from := fmt.Sprintf("client %d", v.Client)
+	if v.Client < 0 {
+		from = "its first answer"
+	}
+	return fmt.Sprintf("%s %s: %s from %s (%s): %s", v.Check, v.Target, v.Value, v.Node, from, v.Detail)
 }
 
 // Checker checks answers as they arrive, keeping what it must remember in
@@ -112,7 +117,8 @@ type CheckerOptions struct {
 	// MaxSkew is how far a snowflake ID's time may lie outside the time
 	// it was asked for and received (default DefaultMaxSkew).
 	MaxSkew time.Duration
-	// Examples is how many violations are kept per target (default 5).
+	// Examples is how many violations of each check are kept per target
+	// (default 5).
 	Examples int
 }
 
@@ -158,7 +164,7 @@ func (ts *targetState) violate(c *Checker, v Violation) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	ts.violations[v.Check]++
-	if len(ts.examples) < c.examples {
+	if ts.violations[v.Check] <= int64(c.examples) {
 		ts.examples = append(ts.examples, v)
 	}
 }
