@@ -156,7 +156,7 @@ func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		}
 	}
 	if fails > 0 {
-		return fmt.Errorf("doctor: %d checks failed", fails)
+		return fmt.Errorf("doctor: %d of the checks failed", fails)
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (d *doctor) checkLayout() {
 	}
 	exp := l.Expires()
 	left := exp.Sub(d.now)
-	fix := "new keys cannot switch layouts in place: plan a move to a layout with a later epoch or more time bits (idforge layouts lists them) before then"
+	fix := "a layout cannot change under keys that issued with it: plan a move to a layout with a later epoch or more time bits (idforge layouts lists them) before then"
 	switch {
 	case left <= 0:
 		d.add(statusFail, "layout", fix, "layout %s ran out of time bits on %s: snowflake keys refuse with layout_expired", layoutName(l), exp.Format("2006-01-02"))

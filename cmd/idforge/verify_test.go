@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -170,4 +173,72 @@ func TestVerifyUsage(t *testing.T) {
 			t.Errorf("%v: %v, want exit status 2", args, err)
 		}
 	}
+}
+
+// idforge doctor against three running nodes on MariaDB: the third node's
+// clock is 3 s ahead and it shares the second's worker ID, and the key's
+// segments are capped so small that a store outage of a second would
+// stop it. Doctor fails on each, with the node's measured rate, and
+// finds the others' clocks fine.
+func TestDoctorAgainstRunningNodes(t *testing.T) {
+	endToEnd(t, parallel)
+	storeURL := testsvc.MySQL(t)
+	migrate(t, storeURL)
+	cfg := filepath.Join(t.TempDir(), "idforge.toml")
+	os.WriteFile(cfg, []byte("[segment]\nmax_step = 20\n"), 0o600)
+	var nodes []*e2e.Node
+	for i, w := range []string{"1", "2", "2"} {
+		n := e2e.NewNode(t, "--store", storeURL, "--worker", w, "--config", cfg)
+		if i == 2 {
+			n.SetClock(3 * time.Second)
+		}
+		if err := n.Start(); err != nil {
+			t.Fatal(err)
+		}
+		nodes = append(nodes, n)
+	}
+	createKey(t, nodes[0], `{"key":"order","step":20}`)
+	ctx, stop := context.WithTimeout(context.Background(), time.Second)
+	e2e.Drive(ctx, e2e.NewLedger(), 2, func(ctx context.Context, _ int) ([]int64, error) {
+		return e2e.FetchIDs(ctx, nodes[0].URL("/v1/ids/order?count=5"))
+	})
+	stop()
+
+	args := []string{"doctor", "--json", "--store", storeURL, "--data", t.TempDir()}
+	for _, n := range nodes {
+		args = append(args, "--node", n.URL(""))
+	}
+	out, err := exec.Command(e2e.Binary(t), args...).Output()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("doctor: %v, want exit status 1\n%s", err, out)
+	}
+	var r struct {
+		Findings []struct{ Status, Check, Message string }
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	has := func(status, check string, fragments ...string) {
+		t.Helper()
+		for _, f := range r.Findings {
+			if f.Status != status || f.Check != check {
+				continue
+			}
+			ok := true
+			for _, frag := range fragments {
+				ok = ok && strings.Contains(f.Message, frag)
+			}
+			if ok {
+				return
+			}
+		}
+		t.Errorf("no %s %s finding with %q in:\n%s", status, check, fragments, out)
+	}
+	has("fail", "clock", nodes[2].Addr, "ahead of")
+	has("ok", "clock", nodes[0].Addr)
+	has("ok", "clock", nodes[1].Addr)
+	has("fail", "workers", nodes[1].Addr, nodes[2].Addr, "worker 2")
+	has("fail", "step order", "IDs/s", nodes[0].Addr)
+	has("ok", "schema")
 }
