@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -15,6 +16,9 @@ import (
 	"github.com/idforge/idforge/client"
 	"github.com/idforge/idforge/verify"
 )
+
+// verifyMemoryLimit is the soft memory limit of a verify run.
+const verifyMemoryLimit = 2 << 30
 
 // listFlag collects a repeated flag's values.
 type listFlag []string
@@ -122,6 +126,13 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	if *progress || isTerminal(stderr) {
 		bar := &progressBar{w: stderr}
 		cfg.Progress = bar.show
+	}
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// The sets of seen values only grow, and each table they outgrow
+		// is garbage: a soft limit has the collector return it before
+		// the heap doubles, so 100 million IDs verify within it
+		// (BENCHMARKS.md). GOMEMLIMIT, read by the runtime, wins.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(verifyMemoryLimit))
 	}
 	r, err := verify.Run(ctx, cfg)
 	if err != nil {
