@@ -203,14 +203,20 @@ func (c *Checker) Failed(target int, code string) {
 	ts.mu.Unlock()
 }
 
+// answered counts a request of target answered with n values, and
+// returns the target and a violation naming who answered, to fill in.
+func (c *Checker) answered(target, node, client, n int) (*targetState, Violation) {
+	ts := c.targets[target]
+	ts.requests.Add(1)
+	ts.values.Add(int64(n))
+	return ts, Violation{Target: ts.t.Name, Node: c.nodes[node], Client: client}
+}
+
 // IDs checks IDs of a segment or snowflake target that node answered to
 // one request of one of its clients, sent at sent and answered at
 // received.
 func (c *Checker) IDs(target, node, client int, ids []int64, sent, received time.Time) {
-	ts := c.targets[target]
-	ts.requests.Add(1)
-	ts.values.Add(int64(len(ids)))
-	v := Violation{Target: ts.t.Name, Node: c.nodes[node], Client: client}
+	ts, v := c.answered(target, node, client, len(ids))
 	for _, id := range ids {
 		if !ts.seen.Add(uint64(id)) {
 			v.Check, v.Value, v.Detail = Unique, strconv.FormatInt(id, 10), "answered before"
@@ -283,10 +289,7 @@ func (c *Checker) snowflake(ts *targetState, l snowflake.Layout, node int, ids [
 // Serials checks serials of a serial target that node answered to one
 // request of one of its clients.
 func (c *Checker) Serials(target, node, client int, values []string) {
-	ts := c.targets[target]
-	ts.requests.Add(1)
-	ts.values.Add(int64(len(values)))
-	v := Violation{Target: ts.t.Name, Node: c.nodes[node], Client: client}
+	ts, v := c.answered(target, node, client, len(values))
 	for _, s := range values {
 		if !ts.seen.Add(stringHash(s)) {
 			v.Check, v.Value, v.Detail = Unique, s, "answered before (compared by 64-bit hash)"

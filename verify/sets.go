@@ -126,26 +126,26 @@ func (sh *hashShard) grow() {
 	sh.slots = slots
 }
 
-func (s *hashSet) Len() int64 {
+// sum adds f of every shard, each read under its lock.
+func sum[S any](shards []S, lock func(*S) *sync.Mutex, f func(*S) int64) int64 {
 	var n int64
-	for i := range s.shard {
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		n += sh.n
-		sh.mu.Unlock()
+	for i := range shards {
+		mu := lock(&shards[i])
+		mu.Lock()
+		n += f(&shards[i])
+		mu.Unlock()
 	}
 	return n
 }
 
+func hashLock(sh *hashShard) *sync.Mutex { return &sh.mu }
+
+func (s *hashSet) Len() int64 {
+	return sum(s.shard[:], hashLock, func(sh *hashShard) int64 { return sh.n })
+}
+
 func (s *hashSet) Bytes() int64 {
-	n := int64(len(s.shard)) * 64
-	for i := range s.shard {
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		n += int64(cap(sh.slots)) * 8
-		sh.mu.Unlock()
-	}
-	return n
+	return int64(len(s.shard))*64 + sum(s.shard[:], hashLock, func(sh *hashShard) int64 { return int64(cap(sh.slots)) * 8 })
 }
 
 // Pages of a range set.
@@ -222,26 +222,14 @@ func (s *rangeSet) Add(v uint64) bool {
 // entry, the page struct and the slice header.
 const pageOverhead = 80
 
+func rangeLock(sh *rangeShard) *sync.Mutex { return &sh.mu }
+
 func (s *rangeSet) Len() int64 {
-	var n int64
-	for i := range s.shard {
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		n += sh.n
-		sh.mu.Unlock()
-	}
-	return n
+	return sum(s.shard[:], rangeLock, func(sh *rangeShard) int64 { return sh.n })
 }
 
 func (s *rangeSet) Bytes() int64 {
-	var n int64
-	for i := range s.shard {
-		sh := &s.shard[i]
-		sh.mu.Lock()
-		n += sh.bytes
-		sh.mu.Unlock()
-	}
-	return n
+	return sum(s.shard[:], rangeLock, func(sh *rangeShard) int64 { return sh.bytes })
 }
 
 // stringHash hashes serials for a hash set. The seed is fixed for the
