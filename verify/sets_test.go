@@ -94,3 +94,32 @@ func BenchmarkSet100M(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSetAdd adds snowflake-like IDs to a fresh set, one million per
+// round, against a Go map of the same IDs as the floor:
+//
+//	go test -run '^$' -bench SetAdd -count 5 ./verify/
+func BenchmarkSetAdd(b *testing.B) {
+	const n = 1 << 20
+	id := func(i uint64) uint64 { return (i/4096)<<22 | (i%3)<<12 | i%4096 }
+	b.Run("map-floor", func(b *testing.B) {
+		for range b.N {
+			m := map[uint64]struct{}{}
+			for i := range uint64(n) {
+				m[id(i)] = struct{}{}
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/id")
+	})
+	for name, newSet := range map[string]func() IDSet{"hash": NewHashSet, "range": NewRangeSet} {
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				s := newSet()
+				for i := range uint64(n) {
+					s.Add(id(i))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/id")
+		})
+	}
+}
