@@ -38,7 +38,10 @@ const (
 	// client of one node received them.
 	Increasing Check = "increasing"
 	// Worker: no two nodes issue snowflake IDs with the same datacenter
-	// and worker ID, and all nodes decode IDs with the same layout.
+	// and worker ID, and all nodes decode IDs with the same layout. A
+	// worker ID that moves from one node to another within a run (a
+	// lease taken over after its node died) is reported too: it is
+	// safe only when the two nodes' times did not overlap.
 	Worker Check = "worker"
 	// Skew: a snowflake ID's time lies between when it was asked for and
 	// when it arrived, give or take the allowed skew and one tick.
