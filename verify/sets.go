@@ -232,8 +232,9 @@ func (s *rangeSet) Bytes() int64 {
 	return sum(s.shard[:], rangeLock, func(sh *rangeShard) int64 { return sh.bytes })
 }
 
-// stringHash hashes serials for a hash set. The seed is fixed for the
-// process, so equal strings always hash alike.
-var stringSeed = maphash.MakeSeed()
+// stringKey is the hash key of serials, random per process and fixed
+// within it, so equal strings always hash alike.
+var stringKey = maphash.MakeSeed()
 
-func stringHash(s string) uint64 { return maphash.String(stringSeed, s) }
+// stringHash hashes a serial for a hash set.
+func stringHash(s string) uint64 { return maphash.String(stringKey, s) }
