@@ -18,12 +18,12 @@ import (
 	"github.com/idforge/idforge/verify"
 )
 
-// verifyCluster starts three nodes on one fresh MariaDB database, with
+// verifyCluster starts nodes on one fresh MariaDB database, with
 // the worker IDs given, each also serving gRPC, and defines a segment
 // key, a snowflake key and a serial on them.
-func verifyCluster(t *testing.T, workers ...int) (storeURL string, nodes []*e2e.Node, grpcAddrs []string) {
+func verifyCluster(t *testing.T, workers ...int) (nodes []*e2e.Node, grpcAddrs []string) {
 	t.Helper()
-	storeURL = testsvc.MySQL(t)
+	storeURL := testsvc.MySQL(t)
 	migrate(t, storeURL)
 	for _, w := range workers {
 		addr := e2e.FreePort(t)
@@ -36,7 +36,7 @@ func verifyCluster(t *testing.T, workers ...int) (storeURL string, nodes []*e2e.
 	if status, resp, err := e2e.Do(context.Background(), "POST", nodes[0].URL("/v1/serials"), body); err != nil || status != 201 {
 		t.Fatalf("POST /v1/serials: %d %s %v", status, resp, err)
 	}
-	return storeURL, nodes, grpcAddrs
+	return nodes, grpcAddrs
 }
 
 // runVerify runs `idforge verify --json args…` and returns its report and
@@ -85,7 +85,7 @@ func targetReport(t *testing.T, r verify.Report, name string) verify.TargetRepor
 func TestVerifyHealthyCluster(t *testing.T) {
 	endToEnd(t, parallel)
 	testsvc.Slow(t)
-	_, nodes, grpcAddrs := verifyCluster(t, 1, 2, 3)
+	nodes, grpcAddrs := verifyCluster(t, 1, 2, 3)
 	var httpAddrs []string
 	for _, n := range nodes {
 		httpAddrs = append(httpAddrs, n.URL(""))
@@ -118,33 +118,33 @@ func TestVerifyHealthyCluster(t *testing.T) {
 	}
 }
 
-// Two planted faults that idforge verify must catch: a third node started
-// with the worker ID of the first, and the segment key's row lowered by
-// hand in MariaDB while the nodes issue (a restored backup, a hand-made
-// "fix"), so the next segments claimed hand out IDs again. It exits 1,
-// naming duplicates of both keys and the shared worker ID.
+// Two planted faults that idforge verify must catch: a third node
+// started on a store of its own, whose key row stands where the shared
+// one started (a node pointed at a restored backup, or at the wrong
+// database), and with the first node's worker ID. It exits 1, naming
+// duplicate segment IDs, duplicate snowflake IDs and the shared worker ID.
+// (A row lowered by hand under running nodes is caught by the nodes
+// themselves: a node refuses a segment below what it claimed.)
 func TestVerifyCatchesPlantedFaults(t *testing.T) {
 	endToEnd(t, parallel)
 	testsvc.Slow(t)
-	storeURL, nodes, _ := verifyCluster(t, 1, 2, 1)
-	db := testsvc.MySQLDB(t, storeURL)
-	lower := func() {
-		time.Sleep(1500 * time.Millisecond)
-		if _, err := db.Exec("UPDATE leaf_alloc SET max_id = 1 WHERE biz_tag = 'order'"); err != nil {
-			t.Error(err)
-		}
-	}
-	args := []string{"--segment", "order", "--snowflake", "msg", "--duration", "4s"}
-	for _, n := range nodes {
+	nodes, _ := verifyCluster(t, 1, 2)
+	other := testsvc.MySQL(t)
+	migrate(t, other)
+	stray := e2e.StartNode(t, "--store", other, "--worker", "1")
+	createKey(t, stray, `{"key":"order","step":50}`)
+	createKey(t, stray, `{"key":"msg","strategy":"snowflake"}`)
+	args := []string{"--segment", "order", "--snowflake", "msg", "--duration", "3s"}
+	for _, n := range append(nodes, stray) {
 		args = append(args, n.Addr)
 	}
-	r, code := runVerify(t, lower, args...)
+	r, code := runVerify(t, nil, args...)
 	if code != 1 || r.Passed {
 		t.Fatalf("exit %d, passed %v: the faults went unnoticed", code, r.Passed)
 	}
 	order, msg := targetReport(t, r, "order"), targetReport(t, r, "msg")
 	if order.Violations[verify.Unique] == 0 {
-		t.Errorf("the lowered row's duplicate segment IDs were not reported: %+v", order)
+		t.Errorf("the stray store's duplicate segment IDs were not reported: %+v", order)
 	}
 	if msg.Violations[verify.Worker] == 0 {
 		t.Errorf("the shared worker ID was not reported: %+v", msg)
