@@ -51,6 +51,10 @@
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
 //     an end-to-end test moves in the binary's test builds.
+//   - verify: the cluster checker in the spirit of Jepsen's unique-ids
+//     workload (no value twice, segment IDs increasing per client, distinct
+//     snowflake workers, serials of their template) and its compact sets
+//     of seen values; `idforge verify` is its command line.
 //   - cmd/idforge: flags, the config file and the commands, wired onto node.
 //
 // Backends register themselves by URL scheme; only the idforge binary

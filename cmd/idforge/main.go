@@ -10,6 +10,8 @@
 //	idforge migrate               create or upgrade the store's schema
 //	idforge serial NAME           issue serial numbers; serial check TEMPLATE explains one
 //	idforge tickets status|expand show or grow a set of ticket servers
+//	idforge verify URL…           check a running cluster's answers (package verify)
+//	idforge doctor                list what in the configuration and store will hurt later
 //	idforge version               print the version
 package main
 
@@ -56,6 +58,11 @@ Usage:
   idforge serial NAME [-n N] [--param K=V]   issue serial numbers
   idforge serial check TEMPLATE          explain a serial template
   idforge tickets status|expand URL…     Flickr-style ticket servers: show, or grow the set (--to N)
+  idforge verify URL… --segment KEY|--snowflake KEY|--serial NAME [flags]
+                                         drive the nodes and check every answer: no value twice,
+                                         segment IDs increasing, worker IDs distinct, serials well formed
+  idforge doctor [--node URL…] [flags]   check the configuration, the store and the nodes for
+                                         what will hurt later (ok/warn/fail, each with the fix)
   idforge version                        print the version
 
 Run 'idforge COMMAND -h' for a command's flags. Every flag also reads an
@@ -69,6 +76,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer, 
 var commands = map[string]command{
 	"serve": cmdServe, "next": cmdNext, "explain": cmdExplain, "keys": cmdKeys, "make": cmdMake,
 	"layouts": cmdLayouts, "serial": cmdSerial, "tickets": cmdTickets, "migrate": cmdMigrate,
+	"verify": cmdVerify, "doctor": cmdDoctor,
 }
 
 // run executes one command line and returns the exit status: 0 success,

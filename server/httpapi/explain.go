@@ -22,9 +22,10 @@ type snowflakeJSON struct {
 	// refused until a new worker ID is acquired).
 	Lease      string     `json:"lease"`
 	ValidUntil *time.Time `json:"valid_until,omitempty"`
-	// Now is the node's clock when it answered, for the clock offset an
-	// operator compares it with; LastIssued is the newest tick issued
-	// in, ahead of Now while the generator borrows ahead.
+	// Now is the node's clock (idforge.SystemClock, the clock its
+	// generator reads) when it answered, for the clock offset an operator
+	// (idforge doctor) compares it with; LastIssued is the newest tick
+	// issued in, ahead of Now while the generator borrows ahead.
 	Now        time.Time  `json:"now"`
 	LastIssued *time.Time `json:"last_issued,omitempty"`
 }
@@ -36,7 +37,7 @@ func (h *handler) snowflakeInfo() *snowflakeJSON {
 	}
 	l := g.Layout()
 	out := &snowflakeJSON{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires(),
-		Lease: "unlimited", Now: time.Now().UTC()}
+		Lease: "unlimited", Now: idforge.SystemClock.Now().UTC()}
 	switch until := g.ValidUntil(); {
 	case until.IsZero():
 	case until.After(out.Now):
