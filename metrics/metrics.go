@@ -155,6 +155,8 @@ var (
 		"How long the buffered IDs last at the current rate: how long a store outage would go unnoticed.", []string{"key"}, nil)
 	descRate = prometheus.NewDesc("idforge_segment_rate",
 		"Consumption rate in IDs per second over the current and previous segment.", []string{"key"}, nil)
+	descBudget = prometheus.NewDesc("idforge_segment_outage_budget_seconds",
+		"The store outage the key's buffers are sized to outlast (survive_outage); absent when not set.", []string{"key"}, nil)
 	descFailures = prometheus.NewDesc("idforge_segment_failing_claims",
 		"Consecutive failed claims (0 when the store is healthy).", []string{"key"}, nil)
 	descSnowIssued = prometheus.NewDesc("idforge_snowflake_ids_issued_total",
@@ -216,7 +218,7 @@ type collector struct {
 
 func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descIssued, descLoads, descWaits, descStep, descBuffered,
-		descBufferedFor, descRate, descFailures, descSnowIssued, descSnowInfo, descSnowExpiry, descLeaseUntil, descBackwards} {
+		descBufferedFor, descBudget, descRate, descFailures, descSnowIssued, descSnowInfo, descSnowExpiry, descLeaseUntil, descBackwards} {
 		ch <- d
 	}
 }
@@ -234,6 +236,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBuffered, prometheus.GaugeValue, float64(st.Buffered), k.Name)
 		ch <- prometheus.MustNewConstMetric(descBufferedFor, prometheus.GaugeValue, st.BufferedFor.Seconds(), k.Name)
 		ch <- prometheus.MustNewConstMetric(descRate, prometheus.GaugeValue, st.Rate, k.Name)
+		if st.OutageBudget > 0 {
+			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, st.OutageBudget.Seconds(), k.Name)
+		}
 		ch <- prometheus.MustNewConstMetric(descFailures, prometheus.GaugeValue, float64(st.Failures), k.Name)
 	}
 	if g := c.iss.Snowflake(); g != nil {

@@ -66,6 +66,9 @@ func TestScrape(t *testing.T) {
 			t.Errorf("scrape lacks %s", want)
 		}
 	}
+	if strings.Contains(body, "idforge_segment_outage_budget_seconds{") {
+		t.Error("an outage budget exported for keys without survive_outage")
+	}
 	if t.Failed() {
 		t.Log(body)
 	}
@@ -90,9 +93,12 @@ func TestScrapeOperations(t *testing.T) {
 	}
 	defer gen.Close()
 	m := New()
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet})
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{SurviveOutage: 10 * time.Minute}})
 	defer iss.Close()
 	m.Observe(iss)
+	if _, err := iss.Next(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
 
 	// Two clock steps back: 2 ms is waited out, 1 s refused.
 	if _, err := gen.Next(ctx); err != nil {
@@ -150,6 +156,7 @@ func TestScrapeOperations(t *testing.T) {
 		`idforge_source_member_ejected{member="up",source="tickets"} 0`,
 		`idforge_source_member_ejections_total{member="down",source="tickets"} 1`,
 		`idforge_source_member_errors_total{member="down",source="tickets"} 1`,
+		`idforge_segment_outage_budget_seconds{key="a"} 600`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("scrape lacks %s", want)
