@@ -4,18 +4,15 @@
 package deploy
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/idforge/idforge/internal/e2e"
 	"github.com/idforge/idforge/internal/testsvc"
@@ -25,59 +22,13 @@ func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
 
 // TestDeployModule runs the Helm chart and Kustomize tests, which live in
 // the module deploy/deploytest so that Helm and the Kubernetes API stay
-// out of idforge's go.mod. A nested module is outside this module's
-// ./..., so this test is what keeps "go vet ./... && go test -race ./..."
-// covering it: it vets and tests that module with the same -race, -short
-// and -v as this run. Rendering the chart builds Helm, Kustomize and the
-// Kubernetes API types: a slow suite.
+// out of idforge's go.mod (see testsvc.NestedModule). Rendering the chart
+// builds Helm, Kustomize and the Kubernetes API types: a slow suite. The
+// chart and manifests are read from outside the nested module, where go
+// test's cache does not see them change: -count=1.
 func TestDeployModule(t *testing.T) {
 	testsvc.Slow(t)
-	ctx := t.Context()
-	if deadline, ok := t.Deadline(); ok {
-		// Leave time to report the nested output before this binary's
-		// own timeout panics.
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline.Add(-30*time.Second))
-		defer cancel()
-	}
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = "deploytest"
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("in deploy/deploytest, go %v: %v\n%s", args, err, out)
-		}
-		t.Logf("go %v:\n%s", args, out)
-	}
-	run("vet", "./...")
-	// -count=1: the chart and manifests are read from outside the
-	// nested module, where go test's cache does not see them change.
-	args := []string{"test", "-count=1"}
-	if raceEnabled() {
-		args = append(args, "-race")
-	}
-	if testing.Short() {
-		args = append(args, "-short")
-	}
-	if testing.Verbose() {
-		args = append(args, "-v")
-	}
-	run(append(args, "./...")...)
-}
-
-// raceEnabled reports whether this test binary was built with -race.
-func raceEnabled() bool {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range info.Settings {
-		if s.Key == "-race" {
-			return s.Value == "true"
-		}
-	}
-	return false
+	testsvc.NestedModule(t, "deploytest", "-count=1")
 }
 
 // promtool returns the path of Prometheus' promtool, skipping the test
@@ -149,10 +100,10 @@ type dashboard struct {
 var (
 	// What is not a metric name in a query: strings, label matchers,
 	// ranges, grouping clauses and Grafana's variables; and numbers.
-	promqlNoise = regexp.MustCompile(`"[^"]*"|\{[^}]*\}|\[[^\]]*\]|\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)|\$\{?\w+\}?`)
+	promqlNoise  = regexp.MustCompile(`"[^"]*"|\{[^}]*\}|\[[^\]]*\]|\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)|\$\{?\w+\}?`)
 	promqlNumber = regexp.MustCompile(`(^|[^a-zA-Z0-9_:])\d[\d.]*(?:[eE][+-]?\d+)?`)
-	promqlIdent = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
-	promqlWords = []string{"and", "or", "unless", "bool", "offset", "e", "inf", "nan"}
+	promqlIdent  = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*(\s*\()?`)
+	promqlWords  = []string{"and", "or", "unless", "bool", "offset", "e", "inf", "nan"}
 )
 
 // metricNames returns the metric names a PromQL expression reads.
