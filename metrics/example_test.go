@@ -9,10 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/metrics"
-	"github.com/idforge/idforge/segment"
-	"github.com/idforge/idforge/sequence/compose"
 	"github.com/idforge/idforge/store/memstore"
 )
 
@@ -50,19 +47,11 @@ func ExampleMetrics_InstrumentHTTP() {
 func ExampleMetrics_ObserveSource() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st := memstore.New()
-	for _, name := range []string{"a", "b"} {
-		st.CreateKey(ctx, idforge.Key{Name: name, Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
-	}
-	up := segment.New(st, "a", segment.Settings{Logger: quiet})
-	defer up.Close()
-	down := segment.New(st, "b", segment.Settings{Logger: quiet})
-	down.Close()
-	bal, err := compose.NewBalanced([]idforge.Generator{up, down}, compose.BalancedOptions{Names: []string{"up", "down"}, Logger: quiet})
+	bal, closeAll, err := halfDownSource(ctx, memstore.New(), quiet)
 	if err != nil {
 		panic(err)
 	}
-	defer bal.Close()
+	defer closeAll()
 
 	m := metrics.New()
 	m.ObserveSource("tickets", bal)

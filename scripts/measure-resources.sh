@@ -13,37 +13,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store="" dur=10s conns=8
-while getopts "s:d:c:" opt; do
-	case $opt in
-	s) store=$OPTARG ;;
-	d) dur=$OPTARG ;;
-	c) conns=$OPTARG ;;
-	*) exit 2 ;;
-	esac
-done
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+. scripts/serve-node.sh
+bench_setup "$@"
 
 CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$tmp/idforge" ./cmd/idforge
 go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
-args=(--data "$tmp/data" --http 127.0.0.1:0 --log-level info)
-if [ -n "$store" ]; then
-	args+=(--store "$store")
-	"$tmp/idforge" migrate --store "$store" --data "$tmp/data" >/dev/null
-fi
-"$tmp/idforge" serve "${args[@]}" 2>"$tmp/log" &
-pid=$!
-addr=""
-for _ in $(seq 100); do
-	addr=$(sed -n 's/.*msg="idforge serving" http=\([^ ]*\).*/\1/p' "$tmp/log")
-	[ -n "$addr" ] && break
-	sleep 0.1
-done
-[ -n "$addr" ] || { cat "$tmp/log"; exit 1; }
 key="res$$"
-curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"$key\",\"step\":1000}" >/dev/null
-curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
+serve_node "$tmp/idforge" "$tmp" "$store"
 
 ticks=$(getconf CLK_TCK)
 cpu() { awk -v t="$ticks" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }

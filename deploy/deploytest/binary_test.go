@@ -34,15 +34,7 @@ func TestChartFlagsRunTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := render(t, loadChart(t), values)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := decodeAll(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := sortObjects(t, all)
+	o, _ := renderObjects(t, loadChart(t), values)
 	c := podOf(o).Containers[0]
 	data := t.TempDir()
 	var args []string

@@ -44,6 +44,21 @@ func render(t *testing.T, ch *chart.Chart, values map[string]any) (string, error
 	return b.String(), nil
 }
 
+// renderObjects renders the chart with values and decodes every object
+// strictly; it returns them and the rendering.
+func renderObjects(t *testing.T, ch *chart.Chart, values map[string]any) (objects, string) {
+	t.Helper()
+	out, err := render(t, ch, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := decodeAll(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sortObjects(t, all), out
+}
+
 func loadChart(t *testing.T) *chart.Chart {
 	t.Helper()
 	ch, err := loader.Load(chartDir)
@@ -73,15 +88,7 @@ func TestChart(t *testing.T) {
 					t.Errorf("helm lint: %s", m)
 				}
 			}
-			out, err := render(t, ch, values)
-			if err != nil {
-				t.Fatal(err)
-			}
-			all, err := decodeAll(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := sortObjects(t, all)
+			o, out := renderObjects(t, ch, values)
 			merged, _ := chartutil.CoalesceValues(ch, values)
 			mode := ordinal
 			if merged["mode"] == "deployment" {
