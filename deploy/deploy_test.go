@@ -25,10 +25,14 @@ func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
 // out of idforge's go.mod (see testsvc.NestedModule). Rendering the chart
 // builds Helm, Kustomize and the Kubernetes API types: a slow suite. The
 // chart and manifests are read from outside the nested module, where go
-// test's cache does not see them change: -count=1.
+// test's cache does not see them change: -count=1. Without -race: those
+// tests only render and decode (the binary they start is this run's, built
+// with -race when this run is), and building Helm's dependencies with the
+// race detector takes minutes of the package's time limit.
 func TestDeployModule(t *testing.T) {
 	testsvc.Slow(t)
-	testsvc.NestedModule(t, "deploytest", "-count=1")
+	t.Setenv("IDFORGE_BINARY", e2e.Binary(t))
+	testsvc.NestedModule(t, "deploytest", "-count=1", "-race=false")
 }
 
 // promtool returns the path of Prometheus' promtool, skipping the test

@@ -24,11 +24,16 @@ func TestChartFlagsRunTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "idforge")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/idforge")
-	build.Dir = "../.."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	// The binary the main module's TestDeployModule built, else a build
+	// of our own.
+	bin := os.Getenv("IDFORGE_BINARY")
+	if bin == "" {
+		bin = filepath.Join(t.TempDir(), "idforge")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/idforge")
+		build.Dir = "../.."
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build: %v\n%s", err, out)
+		}
 	}
 	values, err := chartutil.ReadValuesFile(filepath.Join(chartDir, "ci", "single-sqlite-values.yaml"))
 	if err != nil {

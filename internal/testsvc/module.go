@@ -15,7 +15,8 @@ import (
 // what keeps "go vet ./... && go test -race ./..." covering it: the nested
 // tests run with the same -race, -short and -v as this run, in the same
 // environment (CI=true makes their missing services failures there too),
-// and with extra arguments such as -count=1.
+// and with extra arguments such as -count=1 (they come last, so that
+// -race=false overrides -race).
 func NestedModule(t *testing.T, dir string, testArgs ...string) {
 	t.Helper()
 	ctx := t.Context()
