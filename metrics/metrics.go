@@ -8,6 +8,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,13 +17,17 @@ import (
 
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/sequence/compose"
 )
 
 // Metrics holds the registry of one node.
 type Metrics struct {
-	reg         *prometheus.Registry
-	claimTime   *prometheus.HistogramVec
-	storeErrors *prometheus.CounterVec
+	reg          *prometheus.Registry
+	claimTime    *prometheus.HistogramVec
+	storeErrors  *prometheus.CounterVec
+	httpRequests *prometheus.CounterVec
+	httpTime     *prometheus.HistogramVec
+	sources      *sourceCollector
 }
 
 // New returns the node's metrics with Go runtime and process collectors
@@ -40,8 +45,18 @@ func New() *Metrics {
 			Name: "idforge_store_errors_total",
 			Help: "Failed segment claims (the store was down, slow or refused).",
 		}, []string{"key"}),
+		httpRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "idforge_http_requests_total",
+			Help: "HTTP requests answered, by handler (api, or the probe path) and status code.",
+		}, []string{"handler", "code"}),
+		httpTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "idforge_http_request_duration_seconds",
+			Help:    "Time from a request's arrival to the end of its answer, by handler (api, or the probe path).",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"handler"}),
+		sources: &sourceCollector{},
 	}
-	m.reg.MustRegister(m.claimTime, m.storeErrors,
+	m.reg.MustRegister(m.claimTime, m.storeErrors, m.httpRequests, m.httpTime, m.sources,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -60,6 +75,63 @@ func (m *Metrics) OnClaim(key string, took time.Duration, err error) {
 func (m *Metrics) Observe(iss *issuer.Issuer) {
 	m.reg.MustRegister(&collector{iss: iss})
 }
+
+// ObserveSource exports the members of the balanced sequence source
+// called name (see compose.Balanced.Stats): whether each is ejected now,
+// and how often it was ejected and failed.
+func (m *Metrics) ObserveSource(name string, b SourceStatser) {
+	m.sources.mu.Lock()
+	defer m.sources.mu.Unlock()
+	m.sources.list = append(m.sources.list, namedSource{name, b})
+}
+
+// SourceStatser is what ObserveSource reads: a *compose.Balanced.
+type SourceStatser interface {
+	Stats() []compose.SourceStats
+}
+
+// InstrumentHTTP wraps h so that every request it answers is counted in
+// idforge_http_requests_total and timed in
+// idforge_http_request_duration_seconds. The handler label is the path
+// for the probes (/healthz, /readyz, /metrics) and "api" for everything
+// else, so that a client cannot make up label values.
+func (m *Metrics) InstrumentHTTP(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		h.ServeHTTP(rec, r)
+		handler := "api"
+		switch r.URL.Path {
+		case "/healthz", "/readyz", "/metrics":
+			handler = r.URL.Path
+		}
+		m.httpRequests.WithLabelValues(handler, strconv.Itoa(rec.code)).Inc()
+		m.httpTime.WithLabelValues(handler).Observe(time.Since(start).Seconds())
+	})
+}
+
+// statusRecorder remembers the status code a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	code  int
+	wrote bool
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if !s.wrote {
+		s.code, s.wrote = code, true
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	s.wrote = true
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines) through the recorder.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Registerer is where plugins register their own metrics.
 func (m *Metrics) Registerer() prometheus.Registerer { return m.reg }
@@ -101,7 +173,12 @@ var keyMetrics = []keyMetric{
 		prometheus.GaugeValue, func(st *segment.Stats) float64 { return float64(st.Failures) }),
 }
 
-// The snowflake generator's metrics.
+// descBudget is the one per-key metric that is absent when its value is
+// not set, so it stands outside keyMetrics.
+var descBudget = prometheus.NewDesc("idforge_segment_outage_budget_seconds",
+	"The store outage the key's buffers are sized to outlast (survive_outage); absent when not set.", []string{"key"}, nil)
+
+// The snowflake generator's and the sequence sources' metrics.
 var (
 	descSnowIssued = prometheus.NewDesc("idforge_snowflake_ids_issued_total",
 		"IDs issued by this node's snowflake generator (all snowflake keys share it).", nil, nil)
@@ -109,7 +186,51 @@ var (
 		"The snowflake generator's identity; the value is always 1.", []string{"layout", "worker", "datacenter"}, nil)
 	descSnowExpiry = prometheus.NewDesc("idforge_snowflake_layout_expiry_timestamp_seconds",
 		"When the layout's time bits run out; alert well before.", nil, nil)
+	descLeaseUntil = prometheus.NewDesc("idforge_snowflake_lease_valid_until_timestamp_seconds",
+		"Until when the worker ID's lease lets this node issue snowflake IDs (0 once the lease is lost); absent for a worker ID that needs no lease (static, file, k8s).", nil, nil)
+	descBackwards = prometheus.NewDesc("idforge_snowflake_clock_backwards_total",
+		"Times an ID was asked for while the clock was behind the newest issued time: outcome waited (a small step, waited out) or refused (clock_moved_backwards).", []string{"outcome"}, nil)
+	descEjected = prometheus.NewDesc("idforge_source_member_ejected",
+		"1 while a member of a balanced sequence source is ejected (failing or too often slow) or exhausted, else 0.", []string{"source", "member"}, nil)
+	descEjections = prometheus.NewDesc("idforge_source_member_ejections_total",
+		"Times a member of a balanced sequence source was ejected.", []string{"source", "member"}, nil)
+	descMemberErrors = prometheus.NewDesc("idforge_source_member_errors_total",
+		"Failed calls of a member of a balanced sequence source.", []string{"source", "member"}, nil)
 )
+
+// sourceCollector reads the balanced sources' members at scrape time.
+type sourceCollector struct {
+	mu   sync.Mutex
+	list []namedSource
+}
+
+type namedSource struct {
+	name string
+	src  SourceStatser
+}
+
+func (c *sourceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descEjected
+	ch <- descEjections
+	ch <- descMemberErrors
+}
+
+func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	list := c.list
+	c.mu.Unlock()
+	for _, s := range list {
+		for _, st := range s.src.Stats() {
+			ejected := 0.0
+			if st.State != compose.Admitted {
+				ejected = 1
+			}
+			ch <- prometheus.MustNewConstMetric(descEjected, prometheus.GaugeValue, ejected, s.name, st.Name)
+			ch <- prometheus.MustNewConstMetric(descEjections, prometheus.CounterValue, float64(st.Ejections), s.name, st.Name)
+			ch <- prometheus.MustNewConstMetric(descMemberErrors, prometheus.CounterValue, float64(st.Errors), s.name, st.Name)
+		}
+	}
+}
 
 // collector reads the issuer's snapshots at scrape time.
 type collector struct {
@@ -120,7 +241,7 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range keyMetrics {
 		ch <- m.desc
 	}
-	for _, d := range []*prometheus.Desc{descSnowIssued, descSnowInfo, descSnowExpiry} {
+	for _, d := range []*prometheus.Desc{descBudget, descSnowIssued, descSnowInfo, descSnowExpiry, descLeaseUntil, descBackwards} {
 		ch <- d
 	}
 }
@@ -134,6 +255,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, m := range keyMetrics {
 			ch <- prometheus.MustNewConstMetric(m.desc, m.kind, m.value(st), k.Name)
 		}
+		if st.OutageBudget > 0 {
+			ch <- prometheus.MustNewConstMetric(descBudget, prometheus.GaugeValue, st.OutageBudget.Seconds(), k.Name)
+		}
 	}
 	if g := c.iss.Snowflake(); g != nil {
 		l := g.Layout()
@@ -141,5 +265,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descSnowInfo, prometheus.GaugeValue, 1,
 			l.Name, strconv.FormatInt(g.Worker(), 10), strconv.FormatInt(g.Datacenter(), 10))
 		ch <- prometheus.MustNewConstMetric(descSnowExpiry, prometheus.GaugeValue, float64(l.Expires().Unix()))
+		if until := g.ValidUntil(); !until.IsZero() {
+			ch <- prometheus.MustNewConstMetric(descLeaseUntil, prometheus.GaugeValue, float64(max(until.UnixMilli(), 0))/1e3)
+		}
+		waits, refusals := g.ClockBackwards()
+		ch <- prometheus.MustNewConstMetric(descBackwards, prometheus.CounterValue, float64(waits), "waited")
+		ch <- prometheus.MustNewConstMetric(descBackwards, prometheus.CounterValue, float64(refusals), "refused")
 	}
 }

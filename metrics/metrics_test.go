@@ -63,6 +63,9 @@ func TestScrape(t *testing.T) {
 			t.Errorf("scrape lacks %s", want)
 		}
 	}
+	if strings.Contains(body, "idforge_segment_outage_budget_seconds{") {
+		t.Error("an outage budget exported for keys without survive_outage")
+	}
 	if t.Failed() {
 		t.Log(body)
 	}

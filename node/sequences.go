@@ -54,13 +54,18 @@ func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, er
 	var src sequence.Source
 	var err error
 	if len(sc.Balance) > 0 {
-		src, err = compose.OpenBalanced(ctx, sc.Balance, compose.BalancedOptions{
+		var bal *compose.Balanced
+		bal, err = compose.OpenBalanced(ctx, sc.Balance, compose.BalancedOptions{
 			RescueAfter:   sc.RescueAfter,
 			SlowThreshold: sc.SlowThreshold,
 			SlowCount:     sc.SlowCount,
 			SlowWindow:    sc.SlowWindow,
 			Logger:        n.log,
 		})
+		if err == nil {
+			n.metrics.ObserveSource(sc.Name, bal)
+			src = bal
+		}
 	} else {
 		src, err = sequence.Open(ctx, sc.URL)
 	}

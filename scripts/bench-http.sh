@@ -10,38 +10,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 store="" dur=10s conns=32
-while getopts "s:d:c:" opt; do
-	case $opt in
-	s) store=$OPTARG ;;
-	d) dur=$OPTARG ;;
-	c) conns=$OPTARG ;;
-	*) exit 2 ;;
-	esac
-done
-tmp=$(mktemp -d)
-pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+. scripts/serve-node.sh
+bench_setup "$@"
 
 go build -o "$tmp/idforge" ./cmd/idforge
 go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
-args=(--data "$tmp/data" --http 127.0.0.1:0 --log-level warn)
-if [ -n "$store" ]; then
-	args+=(--store "$store")
-	"$tmp/idforge" migrate --store "$store" --data "$tmp/data" >/dev/null
-fi
-# Log at info only long enough to learn the address.
-"$tmp/idforge" serve "${args[@]/warn/info}" 2>"$tmp/log" &
-pid=$!
-addr=""
-for _ in $(seq 100); do
-	addr=$(sed -n 's/.*msg="idforge serving" http=\([^ ]*\).*/\1/p' "$tmp/log")
-	[ -n "$addr" ] && break
-	sleep 0.1
-done
-[ -n "$addr" ] || { cat "$tmp/log"; exit 1; }
 key="bench$$"
-curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"$key\",\"step\":1000}" >/dev/null
-curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
+serve_node "$tmp/idforge" "$tmp" "$store"
 
 echo "store: ${store:-sqlite (embedded)}; $conns connections; $dur per URL"
 "$tmp/idforge-bench" -c "$conns" -d "$dur" \

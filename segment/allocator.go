@@ -651,6 +651,9 @@ type Stats struct {
 	// Failures counts consecutive failed claims; LastError is the newest.
 	Failures  int
 	LastError error
+	// OutageBudget is Settings.SurviveOutage: how long a store outage the
+	// buffers are sized to outlast; 0 when not set.
+	OutageBudget time.Duration
 }
 
 // Stats returns a snapshot of the Allocator's state.
@@ -658,7 +661,7 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
-		Waits: a.waits, Issued: a.issued}
+		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage}
 	if b := a.cur.Load(); !b.empty() {
 		st.Current = b.seg
 		st.Next = min(b.next.Load(), b.end)

@@ -110,6 +110,9 @@ type Generator struct {
 	issued bool  // an ID was issued, so last is this generator's
 	count  int64 // IDs issued
 
+	backWaits    int64 // times the clock was behind and Next waited for it
+	backRefusals int64 // times the clock was behind and Next refused
+
 	reservedMs int64 // tick ends up to this (ms since epoch) are covered by the stored fence
 	refreshing bool  // a background fence write is running
 	loggedAt   time.Time
@@ -351,6 +354,18 @@ func (g *Generator) ValidUntil() time.Time {
 	return guard.ValidUntil()
 }
 
+// ClockBackwards reports how often since New an ID was asked for while
+// the clock was behind the newest issued tick (or the time fence of an
+// earlier run) by more than borrowing covers: waits counts the times it
+// waited for the clock to catch up (a step back of at most
+// MaxBackwardWait), refusals the times it returned
+// idforge.ErrClockMovedBackwards. Both only grow.
+func (g *Generator) ClockBackwards() (waits, refusals int64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.backWaits, g.backRefusals
+}
+
 // Datacenter returns the datacenter ID stored in every ID.
 func (g *Generator) Datacenter() int64 { return g.datacenter }
 
@@ -483,6 +498,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 				return n, err
 			}
 			backWaited = true
+			g.backWaits++
 			g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; waiting for it to catch up", "wait", wait)
 
 		case tick > g.last || g.seq < g.maxSeq:
@@ -558,7 +574,10 @@ func (g *Generator) until(now time.Time, ms, tick int64) time.Duration {
 	return time.Duration(diff)*time.Millisecond - time.Duration(now.Nanosecond()%int(time.Millisecond))
 }
 
+// backwardErr counts and logs a refusal because the clock is behind the
+// newest issued tick, and returns its error. Called with mu held.
 func (g *Generator) backwardErr(now time.Time, behind time.Duration) error {
+	g.backRefusals++
 	waits := "never waits"
 	if g.maxBack >= 0 {
 		waits = "waits up to " + g.maxBack.String()

@@ -220,6 +220,9 @@ func TestClockBackwards(t *testing.T) {
 		if slept, _ := clk.Slept(); slept != 0 {
 			t.Errorf("slept %v on a step beyond MaxBackwardWait", slept)
 		}
+		if waits, refusals := g.ClockBackwards(); waits != 0 || refusals != 2 {
+			t.Errorf("ClockBackwards() = %d waits, %d refusals; want 0, 2", waits, refusals)
+		}
 		clk.Add(1200 * time.Millisecond)
 		b := mustNext(t, g)
 		if b <= a {
@@ -243,6 +246,9 @@ func TestClockBackwards(t *testing.T) {
 		clk.Add(-900 * time.Millisecond)
 		if b := mustNext(t, g); b <= a {
 			t.Fatalf("ID %d after %d", b, a)
+		}
+		if waits, refusals := g.ClockBackwards(); waits != 1 || refusals != 0 {
+			t.Errorf("ClockBackwards() = %d waits, %d refusals; want 1, 0", waits, refusals)
 		}
 	})
 

@@ -25,7 +25,8 @@ import (
 
 // httpHandler assembles everything served over HTTP: idforge's own API,
 // the Tinyid and Vesta compatibility endpoints and the admin page, behind
-// authentication when tokens are configured.
+// authentication when tokens are configured, every request counted and
+// timed in the node's metrics.
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
 	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
@@ -36,10 +37,10 @@ func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http
 	root.Handle("/ui", ui.Handler())
 	root.Handle("/ui/", ui.Handler())
 	if authn == nil {
-		return root
+		return n.Metrics().InstrumentHTTP(root)
 	}
 	// Tinyid's clients expect Tinyid's own answer to a bad token.
-	return authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal)
+	return n.Metrics().InstrumentHTTP(authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal))
 }
 
 // grpcServer assembles the gRPC server: the IDForge service, health and

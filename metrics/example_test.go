@@ -1,0 +1,71 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/idforge/idforge/metrics"
+	"github.com/idforge/idforge/store/memstore"
+)
+
+// InstrumentHTTP counts and times every request a handler answers, by
+// handler ("api", or the probe's path) and status code.
+func ExampleMetrics_InstrumentHTTP() {
+	m := metrics.New()
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/ids/gone" {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, 42)
+	})
+	h := m.InstrumentHTTP(api)
+	for _, path := range []string{"/v1/ids/order", "/v1/ids/order", "/v1/ids/gone", "/healthz"} {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", path, nil))
+	}
+
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "idforge_http_requests_total{") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// idforge_http_requests_total{code="200",handler="/healthz"} 1
+	// idforge_http_requests_total{code="200",handler="api"} 2
+	// idforge_http_requests_total{code="503",handler="api"} 1
+}
+
+// ObserveSource exports the members of a balanced source: here the second
+// member fails (its allocator is closed), so the first call ejects it.
+func ExampleMetrics_ObserveSource() {
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bal, closeAll, err := halfDownSource(ctx, memstore.New(), quiet)
+	if err != nil {
+		panic(err)
+	}
+	defer closeAll()
+
+	m := metrics.New()
+	m.ObserveSource("tickets", bal)
+	for range 2 {
+		bal.Next(ctx)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, line := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(line, "idforge_source_member_ejected{") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// idforge_source_member_ejected{member="down",source="tickets"} 1
+	// idforge_source_member_ejected{member="up",source="tickets"} 0
+}

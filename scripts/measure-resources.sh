@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Measures what one idforge node costs in CPU and memory, for the
+# Kubernetes resource requests (deploy/helm/idforge/values.yaml, README
+# "Deploying"): the release binary (as the Dockerfile builds it), idle,
+# then under idforge-bench's closed-loop load on each ID endpoint. For
+# each it prints requests/s, the server's CPU-seconds per 10,000 requests
+# (utime+stime from /proc, so the load generator's share is not counted)
+# and its resident memory (VmRSS now, VmHWM peak).
+#
+# Usage: scripts/measure-resources.sh [-s STORE_URL] [-d DURATION] [-c CONNECTIONS]
+#   STORE_URL defaults to SQLite in a temporary data directory; for MariaDB
+#   e.g. mysql://root@127.0.0.1:3306/idforge_bench (the database must exist).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+store="" dur=10s conns=8
+. scripts/serve-node.sh
+bench_setup "$@"
+
+CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$tmp/idforge" ./cmd/idforge
+go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
+key="res$$"
+serve_node "$tmp/idforge" "$tmp" "$store"
+
+ticks=$(getconf CLK_TCK)
+cpu() { awk -v t="$ticks" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }
+mem() { awk '/^VmRSS|^VmHWM/ {printf "%s %.1f MiB  ", $1, $2/1024}' "/proc/$pid/status"; }
+
+c0=$(cpu)
+sleep 10
+c1=$(cpu)
+echo "store: ${store:-sqlite (embedded)}; $conns connections; $dur per URL"
+echo "idle 10 s: $(echo "$c1 - $c0" | bc) CPU-s; $(mem)"
+for url in "/api/segment/get/$key" "/api/snowflake/get/${key}sf" "/v1/ids/$key?count=100"; do
+	before=$(cpu)
+	out=$("$tmp/idforge-bench" -c "$conns" -d "$dur" -warmup 0s "http://$addr$url" | tail -1)
+	after=$(cpu)
+	rps=$(echo "$out" | awk '{print $1}' | tr -d ,)
+	secs=${dur%s}
+	per=$(echo "scale=3; ($after - $before) * 10000 / ($rps * $secs)" | bc)
+	echo "$url: $rps req/s; $(echo "scale=2; ($after - $before) / $secs" | bc) CPU; $per CPU-s per 10,000 requests; $(mem)"
+done
