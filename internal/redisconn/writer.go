@@ -30,8 +30,8 @@ type NotReplicatedError struct {
 }
 
 func (e *NotReplicatedError) Error() string {
-	return fmt.Sprintf("%v: the write reached %d of the %d replicas required within %s (WAIT); its values are not handed out",
-		idforge.ErrUnavailable, e.Acked, e.Want, e.Timeout)
+	return fmt.Sprintf("redis: the write reached %d of the %d replicas required within %s (WAIT); its values are not handed out",
+		e.Acked, e.Want, e.Timeout)
 }
 
 // Unwrap returns idforge.ErrUnavailable.
