@@ -62,8 +62,10 @@ func (w Writer) Eval(ctx context.Context, sc *goredis.Script, keys []string, arg
 		cmd, acked, err = w.evalWait(ctx, node, sc.Eval, keys, args)
 	}
 	if err != nil {
-		if isCluster && isRedirect(err) {
-			cluster.ReloadState(ctx) // the slot moved: learn where to
+		if isCluster && (isRedirect(err) || !isReply(err)) {
+			// The slot moved, or its master does not answer (perhaps
+			// failed over): learn the cluster's layout again.
+			cluster.ReloadState(ctx)
 		}
 		return cmd, err
 	}
@@ -93,6 +95,13 @@ func (w Writer) evalWait(ctx context.Context, node goredis.Cmdable,
 		return cmd, 0, fmt.Errorf("%w: WAIT after the write failed, so whether replicas have it is unknown: %w", idforge.ErrUnavailable, err)
 	}
 	return cmd, n, nil
+}
+
+// isReply reports whether err is an error reply from Redis, as opposed
+// to a network failure.
+func isReply(err error) bool {
+	var re goredis.Error
+	return errors.As(err, &re) && !errors.Is(err, goredis.ErrClosed)
 }
 
 // isRedirect reports a cluster error that means the slot is elsewhere or

@@ -239,6 +239,17 @@ func StartRedisCluster(tb testing.TB, masters int) *RedisCluster {
 	}
 	for _, n := range c.Nodes {
 		n.waitFor("cluster_state:ok", func() bool { return clusterOK(n) })
+		n.waitFor("replication", func() bool {
+			role := n.Info("replication", "role")
+			return role == "master" || role == "slave" && n.Info("replication", "master_link_status") == "up" &&
+				n.Info("replication", "master_sync_in_progress") == "0"
+		})
+	}
+	for _, n := range c.Nodes {
+		n.waitFor("every node online", func() bool {
+			v, err := n.Try("CLUSTER", "SHARDS")
+			return err == nil && !strings.Contains(fmt.Sprint(v), "loading") && !strings.Contains(fmt.Sprint(v), "offline")
+		})
 	}
 	return c
 }
