@@ -42,7 +42,9 @@
 //     client: the Go client with local caching and fail-over.
 //   - internal/registry: the one scheme registry behind store, worker and
 //     sequence; internal/dsn: URL parsing, typed query parameters and
-//     password redaction; internal/httperr and internal/grpcerr: the error
+//     password redaction; internal/redisconn: the go-redis client of a
+//     Redis URL (single, Sentinel, Cluster) and the WAIT for replicas
+//     before values are handed out; internal/httperr and internal/grpcerr: the error
 //     answer of every transport; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
