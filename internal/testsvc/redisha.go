@@ -349,3 +349,18 @@ func kv(v any) map[string]any {
 	}
 	return m
 }
+
+// StartRedisSentinelSet starts a primary, replicas replicating from it
+// directly, and three sentinels watching it as master "idforge", and
+// waits until the sentinels know every replica. Everything is killed when
+// tb ends.
+func StartRedisSentinelSet(tb testing.TB, replicas int) (*RedisSentinels, *RedisServer) {
+	tb.Helper()
+	primary := StartRedisServer(tb)
+	for range replicas {
+		StartRedisServer(tb).ReplicaOf(primary.Addr())
+	}
+	ss := StartRedisSentinels(tb, "idforge", primary.Addr(), 3)
+	ss.WaitReplicas(tb, replicas)
+	return ss, primary
+}

@@ -52,7 +52,8 @@ func StartRedisServer(tb testing.TB, extra ...string) *RedisServer {
 		return append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--save", "", "--appendonly", "no", "--daemonize", "no",
-			"--dir", s.dir, "--logfile", ""}, extra...)
+			"--dir", s.dir, "--logfile", "",
+			"--repl-diskless-sync-delay", "0"}, extra...)
 	}
 	s.startFree("redis-server")
 	return s
