@@ -67,8 +67,13 @@ func (p *partLoad) record(start time.Time, err error, vals ...int64) {
 // check asserts the run's invariants and returns the longest time without
 // a success that spans t0 (the primary's death), and the first success
 // after promoted.
-func (p *partLoad) check(t *testing.T, stop, killed, promoted time.Time) (gap, resumed time.Duration) {
+func (p *partLoad) check(t *testing.T, f failover, stop, killed, promoted time.Time) (gap, resumed time.Duration, repeats, lost int) {
 	t.Helper()
+	// The control run expects what WAIT prevents: it counts instead.
+	fail := t.Errorf
+	if f.noWait {
+		fail = func(string, ...any) { repeats++ }
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// No value twice.
@@ -76,14 +81,14 @@ func (p *partLoad) check(t *testing.T, stop, killed, promoted time.Time) (gap, r
 	slices.Sort(vals)
 	for i := 1; i < len(vals); i++ {
 		if vals[i] == vals[i-1] {
-			t.Errorf("%s: value %d issued twice", p.name, vals[i])
+			fail("%s: value %d issued twice", p.name, vals[i])
 		}
 	}
 	segs := slices.Clone(p.segs)
 	sort.Slice(segs, func(i, j int) bool { return segs[i][0] < segs[j][0] })
 	for i := 1; i < len(segs); i++ {
 		if segs[i][0] < segs[i-1][1] {
-			t.Errorf("%s: segments [%d, %d) and [%d, %d) overlap", p.name, segs[i-1][0], segs[i-1][1], segs[i][0], segs[i][1])
+			fail("%s: segments [%d, %d) and [%d, %d) overlap", p.name, segs[i-1][0], segs[i-1][1], segs[i][0], segs[i][1])
 		}
 	}
 	// Every error a fast, documented 503; count them.
@@ -125,6 +130,9 @@ func (p *partLoad) check(t *testing.T, stop, killed, promoted time.Time) (gap, r
 			continue
 		}
 		failed++
+		if errors.Is(e.err, sequence.ErrCounterLost) {
+			lost++
+		}
 		c := idforge.ErrorCode(e.err)
 		codes[c]++
 		if c.HTTPStatus() != 503 {
@@ -134,7 +142,7 @@ func (p *partLoad) check(t *testing.T, stop, killed, promoted time.Time) (gap, r
 	if firstFail.IsZero() {
 		lastOK = resumedAt.Add(-longest)
 	}
-	if resumedAt.IsZero() {
+	if resumedAt.IsZero() && !f.noWait {
 		var last error
 		for _, e := range p.events {
 			if e.err != nil && !errors.Is(e.err, context.Canceled) {
@@ -142,15 +150,15 @@ func (p *partLoad) check(t *testing.T, stop, killed, promoted time.Time) (gap, r
 			}
 		}
 		t.Errorf("%s: never issued again after the fail-over; last error: %v", p.name, last)
-		return 0, 0
+		return 0, 0, repeats, lost
 	}
-	if d := resumedAt.Sub(promoted); d > resumeBound {
+	if d := resumedAt.Sub(promoted); d > resumeBound && !f.noWait {
 		t.Errorf("%s: issued again %s after promotion, more than %s", p.name, d, resumeBound)
 	}
 	t.Logf("%s: %d calls ok, %d failed %v, %d values, %d segments; no success for %s around the kill, first success %s after promotion",
 		p.name, ok, failed, codes, len(p.values), len(p.segs), resumedAt.Sub(lastOK).Round(time.Millisecond),
 		resumedAt.Sub(promoted).Round(time.Millisecond))
-	return resumedAt.Sub(lastOK), resumedAt.Sub(promoted)
+	return resumedAt.Sub(lastOK), resumedAt.Sub(promoted), repeats, lost
 }
 
 // leaseLog records which node held which worker ID when.
@@ -178,6 +186,10 @@ type failover struct {
 	promoted func() bool
 	// after runs once a replica has been promoted (nil: nothing).
 	after func()
+	// noWait is the control run: min_replicas=0, so the fail-over must
+	// lose values handed out (seen as repeats or as refusals of a
+	// counter that went back).
+	noWait bool
 }
 
 // runFailover runs every Redis part on the topology, fails it over in the
@@ -188,6 +200,9 @@ func runFailover(t *testing.T, f failover, prefix string) {
 	defer cancel()
 	// Fast failures: the client's own bounds, which every call obeys.
 	timeouts := "dial_timeout=1s&read_timeout=1s&write_timeout=1s"
+	if f.noWait {
+		timeouts += "&min_replicas=0"
+	}
 	incr := &partLoad{name: "INCR source"}
 	count := &partLoad{name: "per-period counter"}
 	segs := &partLoad{name: "redisseg segments"}
@@ -318,11 +333,22 @@ func runFailover(t *testing.T, f failover, prefix string) {
 	cancel()
 	wg.Wait()
 
+	lostAll := 0
 	for _, p := range []*partLoad{incr, count, segs, leaseEvents} {
-		gap, resumed := p.check(t, stop, killed, promoted)
+		gap, resumed, repeats, lost := p.check(t, f, stop, killed, promoted)
 		fmt.Printf("FAILOVER %s %s: unavailable for %s, resumed %s after promotion\n", t.Name(), p.name, gap.Round(time.Millisecond), resumed.Round(time.Millisecond))
+		switch {
+		case f.noWait:
+			t.Logf("%s without WAIT: %d values repeated, %d refusals of a counter that went back", p.name, repeats, lost)
+			lostAll += repeats + lost
+		case lost > 0:
+			t.Errorf("%s: %d times a counter went back although every value waited for a replica", p.name, lost)
+		}
 	}
-	leases.check(t)
+	if f.noWait && lostAll == 0 {
+		t.Error("without WAIT the fail-over lost no value handed out: the lag did not work, and the test cannot tell WAIT's effect")
+	}
+	leases.check(t, f.noWait)
 }
 
 // resumedAll reports whether every part has succeeded since killed.
@@ -390,14 +416,18 @@ func holdLeases(ctx context.Context, node int, p worker.Provider, log *leaseLog,
 }
 
 // check asserts that no worker ID was valid for two nodes at once.
-func (l *leaseLog) check(t *testing.T) {
+func (l *leaseLog) check(t *testing.T, control bool) {
 	t.Helper()
+	fail := t.Errorf
+	if control {
+		fail = t.Logf
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, a := range l.held {
 		for _, b := range l.held[i+1:] {
 			if a.id == b.id && a.node != b.node && a.from.Before(b.to) && b.from.Before(a.to) {
-				t.Errorf("worker ID %d held by node %d (%s–%s) and node %d (%s–%s) at once", a.id,
+				fail("worker ID %d held by node %d (%s–%s) and node %d (%s–%s) at once", a.id,
 					a.node, a.from.Format(time.StampMilli), a.to.Format(time.StampMilli),
 					b.node, b.from.Format(time.StampMilli), b.to.Format(time.StampMilli))
 			}
@@ -411,6 +441,18 @@ func (l *leaseLog) check(t *testing.T) {
 // primary (SIGKILL) and lets Sentinel promote a replica.
 func TestSentinelFailover(t *testing.T) {
 	testsvc.Slow(t)
+	sentinelFailover(t, false)
+}
+
+// TestSentinelFailoverWithoutWait is the control: the same run with
+// min_replicas=0 must lose values already handed out, or the test above
+// would prove nothing.
+func TestSentinelFailoverWithoutWait(t *testing.T) {
+	testsvc.Slow(t)
+	sentinelFailover(t, true)
+}
+
+func sentinelFailover(t *testing.T, noWait bool) {
 	primary := testsvc.StartRedisServer(t)
 	// Two replicas, so that the promoted one has a replica of its own to
 	// WAIT for; each reaches the primary through a proxy that can hold
@@ -447,6 +489,7 @@ func TestSentinelFailover(t *testing.T) {
 			}
 			return false
 		},
+		noWait: noWait,
 	}, "t:")
 }
 
