@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -39,15 +38,7 @@ type RedisServer struct {
 // (CI=true).
 func StartRedisServer(tb testing.TB, extra ...string) *RedisServer {
 	tb.Helper()
-	bin := os.Getenv(RedisServerEnv)
-	if bin == "" {
-		bin = "redis-server"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		serviceUnreachable(tb, "redis-server", bin, err, "apt-get install redis-server", RedisServerEnv)
-	}
-	s := &RedisServer{tb: tb, bin: path, dir: tb.TempDir()}
+	s := &RedisServer{tb: tb, bin: lookRedisTool(tb, "redis-server", RedisServerEnv, "redis-server"), dir: tb.TempDir()}
 	s.args = func(port int) []string {
 		return append([]string{
 			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
