@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -494,26 +495,49 @@ func sentinelFailover(t *testing.T, noWait bool) {
 }
 
 // TestClusterFailover runs every Redis part on a 3-master Redis Cluster
-// with all keys in one slot (hash tag {t}), kills the master of that slot
-// (SIGKILL) and lets its replica take over; the old master then returns
-// as the new master's replica, as an operator would bring it back.
-// Replication is not made to lag here: a cluster node's replica reaches
-// it at the address the node announces, so there is no proxy to hold.
+// with all keys in one slot (hash tag {t}). The slot's replica is frozen
+// (SIGSTOP) and the master given more to replicate than the sockets
+// between them hold, so that the writes after it stay in the master's
+// memory; then the master is killed (SIGKILL), the replica resumed, and it
+// takes over without them. The old master then comes back as the new
+// master's replica, as an operator would bring it back.
 func TestClusterFailover(t *testing.T) {
 	testsvc.Slow(t)
+	clusterFailover(t, false)
+}
+
+// TestClusterFailoverWithoutWait is the control of TestClusterFailover:
+// with min_replicas=0 the fail-over must lose values handed out.
+func TestClusterFailoverWithoutWait(t *testing.T) {
+	testsvc.Slow(t)
+	clusterFailover(t, true)
+}
+
+func clusterFailover(t *testing.T, noWait bool) {
 	c := testsvc.StartRedisCluster(t, 3)
 	master, replica := c.MasterOf("t")
 	if replica == nil {
 		t.Fatal("the master of slot {t} has no replica")
 	}
 	runFailover(t, failover{
-		url:  func(base, query string) string { return c.URL(base+"+cluster", query) },
-		kill: master.Kill,
+		url: func(base, query string) string { return c.URL(base+"+cluster", query) },
+		lag: func() {
+			replica.Stop()
+			junk := strings.Repeat("x", 1<<20)
+			for range 64 { // 64 MiB, more than loopback's socket buffers
+				master.Do("SET", "{t}:junk", junk)
+			}
+		},
+		kill: func() {
+			master.Kill()
+			replica.Continue()
+		},
 		promoted: func() bool {
 			return replica.Info("replication", "role") == "master"
 		},
 		// The promoted master has no replica left to WAIT for: the old
 		// master comes back (empty) and the cluster makes it one.
-		after: master.Restart,
+		after:  master.Restart,
+		noWait: noWait,
 	}, "{t}:")
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -363,4 +364,20 @@ func StartRedisSentinelSet(tb testing.TB, replicas int) (*RedisSentinels, *Redis
 	ss := StartRedisSentinels(tb, "idforge", primary.Addr(), 3)
 	ss.WaitReplicas(tb, replicas)
 	return ss, primary
+}
+
+// Stop freezes the server (SIGSTOP): it neither reads nor answers, as a
+// stalled machine; its peers still see open connections. Continue
+// resumes it.
+func (s *RedisServer) Stop() { s.signal(syscall.SIGSTOP) }
+
+// Continue resumes a server frozen by Stop (SIGCONT).
+func (s *RedisServer) Continue() { s.signal(syscall.SIGCONT) }
+
+func (s *RedisServer) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd != nil {
+		s.cmd.Process.Signal(sig)
+	}
 }
