@@ -44,10 +44,12 @@
 //     client: the Go client with local caching and fail-over.
 //   - internal/registry: the one scheme registry behind store, worker and
 //     sequence; internal/dsn: URL parsing, typed query parameters and
-//     password redaction; internal/httperr and internal/grpcerr: the error
-//     answer of every transport; internal/httpwire: the JSON API's answers
-//     and query parameters, as server/httpapi writes them and client reads
-//     them; internal/errctx: how context is added to
+//     password redaction; internal/redisconn: the go-redis client of a
+//     Redis URL (single, Sentinel, Cluster) and the WAIT for replicas
+//     before values are handed out; internal/httperr and internal/grpcerr:
+//     the error answer of every transport; internal/httpwire: the JSON
+//     API's answers and query parameters, as server/httpapi writes them
+//     and client reads them; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
 //     an end-to-end test moves in the binary's test builds.

@@ -273,3 +273,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBackwards, prometheus.CounterValue, float64(refusals), "refused")
 	}
 }
+
+// ObserveBackwards exports backwards, a source's count of answers it
+// refused because its counter went back below a value it had handed out
+// (a fail-over to a replica that lacked the latest increments, a
+// restore), as idforge_source_backwards_total{source}. Above zero it
+// wants an operator: the source refuses until its counter is set above
+// every value issued.
+func (m *Metrics) ObserveBackwards(source string, backwards func() int64) {
+	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Name:        "idforge_source_backwards_total",
+		Help:        "Answers a sequence source refused because its counter went back below a value it had handed out (a fail-over that lost writes, a restore).",
+		ConstLabels: prometheus.Labels{"source": source},
+	}, func() float64 { return float64(backwards()) }))
+}

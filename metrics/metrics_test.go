@@ -42,6 +42,7 @@ func TestScrape(t *testing.T) {
 		iss.Next(ctx, "msg")
 	}
 	m.OnClaim("order", time.Millisecond, errors.New("down"))
+	m.ObserveBackwards("qj", func() int64 { return 2 })
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -55,6 +56,7 @@ func TestScrape(t *testing.T) {
 		`idforge_segment_claim_duration_seconds_count{key="order"}`,
 		`idforge_store_errors_total{key="order"} 1`,
 		`idforge_snowflake_ids_issued_total 5`,
+		`idforge_source_backwards_total{source="qj"} 2`,
 		`idforge_snowflake_info{datacenter="0",layout="twitter",worker="9"} 1`,
 		`idforge_snowflake_layout_expiry_timestamp_seconds 3.`,
 		`go_goroutines`,

@@ -73,6 +73,9 @@ func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, er
 		return nil, err
 	}
 	n.closers = append(n.closers, src)
+	if b, ok := src.(interface{ Backwards() int64 }); ok {
+		n.metrics.ObserveBackwards(sc.Name, b.Backwards)
+	}
 	if sc.Expand == 0 {
 		return src, nil
 	}

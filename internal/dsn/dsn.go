@@ -39,8 +39,9 @@ func Parse(rawURL, what string) (*url.URL, error) {
 }
 
 // PasswordParams are the query parameters that hold a password (libpq's
-// password and sslpassword); Redacted hides them whatever their case.
-var PasswordParams = []string{"password", "sslpassword"}
+// password and sslpassword, Redis Sentinel's sentinel_password); Redacted
+// hides them whatever their case.
+var PasswordParams = []string{"password", "sslpassword", "sentinel_password"}
 
 // Redacted returns u as text with every password replaced by "xxxxx":
 // the user's, those of PasswordParams, and those of URLs nested in query

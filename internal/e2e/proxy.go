@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,8 @@ type Proxy struct {
 	mu    sync.Mutex
 	down  bool
 	conns map[net.Conn]struct{}
+	// held, while not nil, holds every chunk back until it is closed.
+	held chan struct{}
 }
 
 // StartProxy listens on a free loopback port and forwards to target. It
@@ -43,7 +44,7 @@ func StartProxy(t testing.TB, target string) *Proxy {
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
 // Cut closes every open connection and refuses new ones until Restore:
-// to idforge the database is gone.
+// to idforge the database is gone. Chunks held back (Hold) are dropped.
 func (p *Proxy) Cut() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -52,6 +53,43 @@ func (p *Proxy) Cut() {
 		c.Close()
 	}
 	clear(p.conns)
+	p.release()
+}
+
+// Hold keeps the connections open but holds back every chunk, in both
+// directions, until Release (which sends them on) or Cut (which drops
+// them): a link that lags, such as replication to a replica.
+func (p *Proxy) Hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held == nil {
+		p.held = make(chan struct{})
+	}
+}
+
+// Release sends on the chunks held back since Hold, and lets later ones
+// through.
+func (p *Proxy) Release() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.release()
+}
+
+func (p *Proxy) release() {
+	if p.held != nil {
+		close(p.held)
+		p.held = nil
+	}
+}
+
+// pass waits while chunks are held back.
+func (p *Proxy) pass() {
+	p.mu.Lock()
+	h := p.held
+	p.mu.Unlock()
+	if h != nil {
+		<-h
+	}
 }
 
 // Restore lets connections through again.
@@ -102,25 +140,11 @@ func (p *Proxy) handle(client net.Conn) {
 	}
 	done := make(chan struct{}, 2)
 	go func() { // client → server, delayed
-		buf := make([]byte, 64<<10)
-		for {
-			n, err := client.Read(buf)
-			if n > 0 {
-				if d := time.Duration(p.latency.Load()); d > 0 {
-					time.Sleep(d)
-				}
-				if _, werr := server.Write(buf[:n]); werr != nil {
-					break
-				}
-			}
-			if err != nil {
-				break
-			}
-		}
+		p.copy(server, client, true)
 		done <- struct{}{}
 	}()
 	go func() { // server → client
-		io.Copy(client, server)
+		p.copy(client, server, false)
 		done <- struct{}{}
 	}()
 	<-done
@@ -131,4 +155,25 @@ func (p *Proxy) handle(client net.Conn) {
 	delete(p.conns, client)
 	delete(p.conns, server)
 	p.mu.Unlock()
+}
+
+// copy forwards chunks from src to dst, each after the latency when
+// delayed, and held back while the proxy holds.
+func (p *Proxy) copy(dst, src net.Conn, delayed bool) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if d := time.Duration(p.latency.Load()); delayed && d > 0 {
+				time.Sleep(d)
+			}
+			p.pass()
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -11,6 +11,13 @@
 //	IDFORGE_TEST_MYSQL     default mysql://root@127.0.0.1:3306/
 //	IDFORGE_TEST_POSTGRES  default postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 //
+// For Redis, Redis gives a test a key prefix of its own on the shared
+// server, while StartRedisServer, StartRedisSentinels,
+// StartRedisSentinelSet and StartRedisCluster start servers, sentinels and
+// clusters of the test's own on free loopback ports (Debian's
+// redis-server, redis-sentinel and redis-tools), which a fail-over test
+// may freeze (Stop), kill and restart.
+//
 // The admin user must be allowed to create and drop databases. When a
 // server cannot be reached the test is skipped with a message saying how
 // to start it, except under CI (CI=true), where a missing service is a

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -24,6 +23,8 @@ type RedisServer struct {
 	bin  string
 	dir  string
 	port int
+	// args gives the command line for a port (start and Restart).
+	args func(port int) []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -31,33 +32,42 @@ type RedisServer struct {
 }
 
 // StartRedisServer starts a redis-server on a free port of 127.0.0.1 and
-// kills it when tb ends. When the binary is missing the test is skipped
-// with a message saying how to install it, or fails under CI (CI=true).
-func StartRedisServer(tb testing.TB) *RedisServer {
+// kills it when tb ends. Extra are more redis-server options
+// ("--cluster-enabled", "yes"). When the binary is missing the test is
+// skipped with a message saying how to install it, or fails under CI
+// (CI=true).
+func StartRedisServer(tb testing.TB, extra ...string) *RedisServer {
 	tb.Helper()
-	bin := os.Getenv(RedisServerEnv)
-	if bin == "" {
-		bin = "redis-server"
+	s := &RedisServer{tb: tb, bin: lookRedisTool(tb, "redis-server", RedisServerEnv, "redis-server"), dir: tb.TempDir()}
+	s.args = func(port int) []string {
+		return append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--daemonize", "no",
+			"--dir", s.dir, "--logfile", "",
+			"--repl-diskless-sync-delay", "0"}, extra...)
 	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		serviceUnreachable(tb, "redis-server", bin, err, "apt-get install redis-server", RedisServerEnv)
-	}
-	s := &RedisServer{tb: tb, bin: path, dir: tb.TempDir()}
-	tb.Cleanup(s.Kill)
+	s.startFree("redis-server")
+	return s
+}
+
+// startFree starts the process on a free port, killed when the test
+// ends.
+func (s *RedisServer) startFree(what string) {
+	s.tb.Helper()
+	s.tb.Cleanup(s.Kill)
 	// A free port may be taken between choosing and binding it: try a few.
 	var last error
 	for range 5 {
-		s.port, err = freePort()
+		port, err := freePort()
 		if err != nil {
-			tb.Fatalf("testsvc: redis-server: find a free port: %v", err)
+			s.tb.Fatalf("testsvc: %s: find a free port: %v", what, err)
 		}
+		s.port = port
 		if last = s.start(); last == nil {
-			return s
+			return
 		}
 	}
-	tb.Fatalf("testsvc: redis-server: %v", last)
-	return nil
+	s.tb.Fatalf("testsvc: %s: %v", what, last)
 }
 
 // freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
@@ -72,10 +82,7 @@ func freePort() (int, error) {
 
 // start runs the server on s.port and waits until it answers PING.
 func (s *RedisServer) start() error {
-	cmd := exec.Command(s.bin,
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no",
-		"--dir", s.dir, "--logfile", "")
+	cmd := exec.Command(s.bin, s.args(s.port)...)
 	log := &lockedWriter{w: new(bytes.Buffer)}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -26,12 +27,22 @@ type CounterStoreConfig struct {
 	// period in <Prefix>order:<stamp> and its mark in <Prefix>order:mark.
 	// It is used as given, so empty means keys that start with the name;
 	// DefaultPrefix is the usual choice (and the URL form's default). On
-	// Redis Cluster put a hash tag in the prefix ("{serials}:") so that
-	// the keys of a counter share a slot.
+	// Redis Cluster (a *redis.ClusterClient) the keys of a counter must
+	// share a slot: unless the prefix holds a hash tag ("{serials}:"),
+	// the name is made one, <Prefix>{order}:<stamp> and
+	// <Prefix>{order}:mark.
 	Prefix string
 	// Keep is how many periods a period's count outlives its start
 	// (EXPIRE); DefaultKeep when zero.
 	Keep int
+	// MinReplicas is how many replicas must have each count before it is
+	// handed out (Redis's WAIT); 0, the default, waits for none. With
+	// Sentinel or a cluster set it to 1 or more (see the package
+	// documentation).
+	MinReplicas int
+	// WaitTimeout bounds the wait for replicas; after it Count fails and
+	// the number is never handed out (a gap). Default 500ms.
+	WaitTimeout time.Duration
 }
 
 // CounterStore keeps per-period counters in Redis: one key per period,
@@ -40,8 +51,10 @@ type CounterStoreConfig struct {
 // concurrent use.
 type CounterStore struct {
 	client goredis.UniversalClient
+	w      redisconn.Writer
 	owned  bool
 	prefix string
+	tag    bool // wrap the name in a hash tag
 	keep   int
 }
 
@@ -53,7 +66,16 @@ func NewCounterStore(client goredis.UniversalClient, cfg CounterStoreConfig) *Co
 	if cfg.Keep <= 0 {
 		cfg.Keep = DefaultKeep
 	}
-	return &CounterStore{client: client, prefix: cfg.Prefix, keep: cfg.Keep}
+	_, cluster := client.(*goredis.ClusterClient)
+	return &CounterStore{client: client, prefix: cfg.Prefix, keep: cfg.Keep,
+		tag: cluster && !hasHashTag(cfg.Prefix), w: writer(client, max(cfg.MinReplicas, 0), cfg.WaitTimeout)}
+}
+
+// hasHashTag reports whether a key starting with prefix has its hash tag
+// in prefix: a '{' followed by a non-empty text and '}'.
+func hasHashTag(prefix string) bool {
+	i := strings.IndexByte(prefix, '{')
+	return i >= 0 && strings.IndexByte(prefix[i+1:], '}') > 0
 }
 
 // countScript implements CounterStore.Count for one period.
@@ -92,7 +114,12 @@ end
 redis.call('SET', KEYS[2], string.format('%d %d', stamp, n))
 return {stamp, n}`)
 
-func (s *CounterStore) key(name, suffix string) string { return s.prefix + name + ":" + suffix }
+func (s *CounterStore) key(name, suffix string) string {
+	if s.tag {
+		return s.prefix + "{" + name + "}:" + suffix
+	}
+	return s.prefix + name + ":" + suffix
+}
 
 // Count implements sequence.CounterStore: one script call, or two when
 // the counter's mark is in a later period than asked for.
@@ -100,9 +127,13 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 	ttl := (time.Duration(s.keep) * req.Period.Nominal()).Milliseconds()
 	stamp := req.Stamp
 	for range 5 {
-		res, err := countScript.Run(ctx, s.client,
+		cmd, err := s.w.Eval(ctx, countScript,
 			[]string{s.key(req.Name, strconv.FormatInt(stamp, 10)), s.key(req.Name, "mark")},
-			stamp, req.Floor.Stamp, req.Floor.N, req.Cap, ttl).Int64Slice()
+			stamp, req.Floor.Stamp, req.Floor.N, req.Cap, ttl)
+		var res []int64
+		if err == nil {
+			res, err = cmd.Int64Slice()
+		}
 		if err != nil {
 			return sequence.CountResult{}, fmt.Errorf("redis: %w", err)
 		}

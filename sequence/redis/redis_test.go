@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net/url"
 	"testing"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/seqtest"
@@ -255,5 +257,78 @@ func BenchmarkCounterNext(b *testing.B) {
 		if _, _, err := c.Next(ctx, seqtest.T0); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSentinel runs the source and the counter suite through Redis
+// Sentinel (a primary, one replica, three sentinels started by the
+// test), where every value waits for the replica (min_replicas
+// defaults to 1), and checks that Backwards counts a counter that went
+// back.
+func TestSentinel(t *testing.T) {
+	testsvc.Slow(t)
+	ss, primary := testsvc.StartRedisSentinelSet(t, 1)
+	ctx := context.Background()
+	got := seqtest.Collect(t, func(tb testing.TB) idforge.Generator {
+		s, err := sequence.Open(ctx, ss.URL("redis+sentinel", "key=orders"))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return s
+	}, 4, 4, 50)
+	seqtest.Unique(t, got)
+
+	fo, err := goredis.ParseFailoverURL("redis://" + ss.Addrs()[0] + "?master_name=" + ss.Master)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := goredis.NewFailoverClient(fo)
+	t.Cleanup(func() { c.Close() })
+	seqtest.CounterSuite(t, func(tb testing.TB) sequence.CounterStore {
+		return redis.NewCounterStore(c, redis.CounterStoreConfig{Prefix: "ctr:", MinReplicas: 1})
+	}, func(tb testing.TB, name string) {
+		keys, err := c.Keys(ctx, "ctr:"+name+":*").Result()
+		if err != nil || len(keys) == 0 {
+			tb.Fatalf("keys of %s: %v %v", name, keys, err)
+		}
+		c.Del(ctx, keys...)
+	})
+
+	s, err := redis.NewSource(ctx, c, redis.SourceConfig{Key: "back", MinReplicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := s.Next(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	primary.Do("SET", "back", 1) // as a promoted replica without the latest increments
+	if _, err := s.Next(ctx); !errors.Is(err, sequence.ErrCounterLost) || s.Backwards() != 1 {
+		t.Fatalf("counter went back: %v, Backwards %d; want ErrCounterLost, 1", err, s.Backwards())
+	}
+}
+
+// TestNotReplicated: a value no replica acknowledged is not handed out
+// (503, a gap); once a replica has the writes, values flow again.
+func TestNotReplicated(t *testing.T) {
+	srv := testsvc.StartRedisServer(t)
+	ctx := context.Background()
+	c := client(t, srv.URL())
+	s, err := redis.NewSource(ctx, c, redis.SourceConfig{Key: "k", MinReplicas: 1, WaitTimeout: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nr *redisconn.NotReplicatedError
+	if _, err := s.Next(ctx); !errors.As(err, &nr) || idforge.ErrorCode(err) != idforge.CodeUnavailable {
+		t.Fatalf("without a replica: %v, want a NotReplicatedError with code unavailable", err)
+	}
+	st := redis.NewCounterStore(c, redis.CounterStoreConfig{Prefix: "c:", MinReplicas: 1, WaitTimeout: 20 * time.Millisecond})
+	if _, err := st.Count(ctx, sequence.CountRequest{Name: "n", Period: sequence.Day, Stamp: 20260101}); !errors.As(err, &nr) {
+		t.Fatalf("count without a replica: %v, want a NotReplicatedError", err)
+	}
+	testsvc.StartRedisServer(t).ReplicaOf(srv.Addr())
+	if v, err := s.Next(ctx); err != nil || v != 2 {
+		t.Fatalf("with a replica: %d, %v; want 2 (1 was not handed out: a gap)", v, err)
 	}
 }

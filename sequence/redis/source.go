@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -26,6 +28,16 @@ type SourceConfig struct {
 	Start int64
 	// NoCreate makes NewSource fail instead of creating a missing key.
 	NoCreate bool
+	// MinReplicas is how many replicas must have each INCR before its
+	// value is handed out (Redis's WAIT); 0, the default, waits for
+	// none. With Sentinel or a cluster set it to 1 or more, or a
+	// fail-over that loses the latest increments repeats their values
+	// (see the package documentation).
+	MinReplicas int
+	// WaitTimeout bounds the wait for replicas; after it Next fails with
+	// idforge.ErrUnavailable and the value is never handed out (a gap).
+	// Default 500ms.
+	WaitTimeout time.Duration
 }
 
 // Source issues the values of one Redis counter: INCR, guarded so that a
@@ -33,12 +45,16 @@ type SourceConfig struct {
 // documentation). It is safe for concurrent use.
 type Source struct {
 	client goredis.UniversalClient
+	w      redisconn.Writer
 	owned  bool
 	key    string
 	// seen is the largest value this source has seen the key hold; every
 	// INCR sent after it was seen must answer more.
-	seen   atomic.Int64
-	closed atomic.Bool
+	seen atomic.Int64
+	// backwards counts the answers refused because they were not above
+	// seen.
+	backwards atomic.Int64
+	closed    atomic.Bool
 }
 
 var _ sequence.Source = (*Source)(nil)
@@ -68,7 +84,10 @@ func NewSource(ctx context.Context, client goredis.UniversalClient, cfg SourceCo
 	if cfg.Start < 1 {
 		return nil, fmt.Errorf("%w: redis source %q: start %d is below 1", idforge.ErrInvalidArgument, cfg.Key, cfg.Start)
 	}
-	s := &Source{client: client, key: cfg.Key}
+	if cfg.MinReplicas < 0 || cfg.WaitTimeout < 0 {
+		return nil, fmt.Errorf("%w: redis source %q: negative MinReplicas or WaitTimeout", idforge.ErrInvalidArgument, cfg.Key)
+	}
+	s := &Source{client: client, key: cfg.Key, w: writer(client, cfg.MinReplicas, cfg.WaitTimeout)}
 	if !cfg.NoCreate {
 		if err := client.SetNX(ctx, cfg.Key, cfg.Start-1, 0).Err(); err != nil {
 			return nil, fmt.Errorf("redis source %q: create: %w", cfg.Key, err)
@@ -101,10 +120,13 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("redis source %q: %w", s.key, idforge.ErrClosed)
 	}
 	floor := s.seen.Load()
-	text, err := incrIfExists.Run(ctx, s.client, []string{s.key}).Text()
+	cmd, err := s.w.Eval(ctx, incrIfExists, []string{s.key})
 	var v int64
 	if err == nil {
-		v, err = strconv.ParseInt(text, 10, 64)
+		var text string
+		if text, err = cmd.Text(); err == nil {
+			v, err = strconv.ParseInt(text, 10, 64)
+		}
 	}
 	switch {
 	case errors.Is(err, goredis.Nil):
@@ -115,12 +137,20 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	case err != nil:
 		return 0, fmt.Errorf("%w: redis source %q: %w", idforge.ErrUnavailable, s.key, err)
 	case v <= floor:
+		s.backwards.Add(1)
 		return 0, fmt.Errorf("%w: %w: redis source %q: INCR answered %d, but the key held %d before: it went back (restored or failed over to a stale copy); re-create it above every value issued",
 			sequence.ErrCounterLost, idforge.ErrUnavailable, s.key, v, floor)
 	}
 	atomicmax.Raise(&s.seen, v)
 	return v, nil
 }
+
+// Backwards returns how many answers Next refused because the counter
+// was not above a value this source had handed out: the counter went
+// back (a fail-over to a replica without the latest increments, a
+// restore). Each such refusal is an error wrapping
+// sequence.ErrCounterLost; a count above zero wants an operator.
+func (s *Source) Backwards() int64 { return s.backwards.Load() }
 
 // Close closes the client if the source opened it (Open). It is idempotent.
 func (s *Source) Close() error {

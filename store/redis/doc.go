@@ -24,6 +24,14 @@
 //	retry_after  Config.RetryAfter, a Go duration (default 1s)
 //	tls          true: reach Redis over TLS
 //
+// Redis Sentinel and Redis Cluster take the schemes "redisseg+sentinel"
+// and "redisseg+cluster", with the forms of internal/redisconn (the
+// sentinels or seed nodes as a comma-separated host list, the master
+// name as the path):
+//
+//	redisseg+sentinel://[:password@]s1:26379,s2:26379/mymaster?db=0&store=…
+//	redisseg+cluster://[:password@]n1:6379,n2:6379?store=…
+//
 // Every other parameter is go-redis's (pool_size, dial_timeout,
 // read_timeout, …; see redis.ParseURL). Unless the URL sets them, the
 // client dials once for at most 1 s, reads and writes time out after
@@ -131,6 +139,14 @@
 // its latest direct claim to the claim script as a floor, and a room
 // below it is started afresh from max_id, so that the node's segments go
 // on increasing. Stats.RedisUp and the log show the state.
+//
+// A fail-over (Sentinel or Cluster promoting a replica) is case ②, also
+// when it loses writes the old primary had acknowledged: the promoted
+// replica has a new master_replid, so the copy of every hash it holds is
+// not valid and is never read. The store therefore sends no WAIT: a
+// claim costs the same on every topology, and no value repeats across a
+// fail-over (internal/redisconn's TestSentinelFailover and
+// TestClusterFailover kill the primary under load and check it).
 //
 // ② Redis persistence, or not. Not needed: the database holds what must
 // last. Without it, a restarted Redis is empty and the next claim starts

@@ -78,6 +78,17 @@ func TestConformancePostgres(t *testing.T) {
 	storetest.RunWith(t, func(t *testing.T) idforge.Store { return openURL(t, storeURL(t, testsvc.Postgres(t))) }, gappy)
 }
 
+// TestConformanceSentinel runs the suite through Redis Sentinel (a
+// primary, one replica, three sentinels started by the test).
+func TestConformanceSentinel(t *testing.T) {
+	testsvc.Slow(t)
+	ss, _ := testsvc.StartRedisSentinelSet(t, 1)
+	storetest.RunWith(t, func(t *testing.T) idforge.Store {
+		q := url.Values{"store": {sqliteURL(t)}, "prefix": {t.Name() + ":"}}
+		return openURL(t, ss.URL("redisseg+sentinel", q.Encode()))
+	}, gappy)
+}
+
 // gappy relaxes the suite's contiguity check: racing claims install
 // blocks over each other and abandon room, leaving gaps (doc.go), never
 // overlaps, which the suite still refuses.

@@ -1,17 +1,15 @@
 package redis
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"net/url"
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/store"
 )
 
@@ -30,15 +28,26 @@ const (
 )
 
 func init() {
-	store.Register(store.Scheme{Name: Scheme, Form: Scheme + "://[user:password@]host:6379/0?store=<store URL>",
-		Doc: "segments reserved in Redis in front of a durable store"}, openURL)
+	forms := map[redisconn.Topology]string{
+		redisconn.Single:   "://[user:password@]host:6379/0?store=<store URL>",
+		redisconn.Sentinel: "://[user:password@]sentinel1:26379,sentinel2:26379/mymaster?db=0&store=<store URL>",
+		redisconn.Cluster:  "://[user:password@]node1:6379,node2:6379?store=<store URL>",
+	}
+	for _, scheme := range redisconn.Schemes(Scheme) {
+		_, t := redisconn.SplitScheme(scheme)
+		doc := "segments reserved in Redis in front of a durable store"
+		if t != redisconn.Single {
+			doc = "redisseg through Redis " + map[redisconn.Topology]string{redisconn.Sentinel: "Sentinel", redisconn.Cluster: "Cluster"}[t]
+		}
+		store.Register(store.Scheme{Name: scheme, Form: scheme + forms[t], Doc: doc}, openURL)
+	}
 }
 
 // urlConfig is what a store URL says.
 type urlConfig struct {
 	cfg      Config // without Redis, DB and Logger
 	storeURL string
-	redis    *goredis.Options
+	redis    *redisconn.Options
 }
 
 // openURL is the store.Opener of Scheme: it opens the durable store named
@@ -56,7 +65,7 @@ func openURL(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store
 		return nil, err // "store <scheme>: …", after the registry's "store redisseg: "
 	}
 	cfg := p.cfg
-	cfg.Redis, cfg.DB, cfg.Logger = goredis.NewClient(p.redis), db, opts.Logger
+	cfg.Redis, cfg.DB, cfg.Logger = p.redis.NewClient(), db, opts.Logger
 	s, err := New(cfg)
 	if err != nil {
 		cfg.Redis.Close()
@@ -76,13 +85,8 @@ func openURL(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store
 // passwords, and those of the inner store URL, replaced by "xxxxx".
 func parseURL(u *url.URL) (urlConfig, error) {
 	q := dsn.NewQuery(u, Scheme+" URL")
-	switch {
-	case u.Scheme != Scheme:
+	if base, _ := redisconn.SplitScheme(u.Scheme); base != Scheme {
 		return urlConfig{}, q.Errorf("scheme is not %s", Scheme)
-	case u.Opaque != "":
-		return urlConfig{}, q.Errorf("write %s://[user:password@]host:port/db?store=…", Scheme)
-	case u.Fragment != "":
-		return urlConfig{}, q.Errorf("has a fragment")
 	}
 	p := urlConfig{storeURL: q.NonEmpty("store", ""), cfg: Config{
 		Prefix:     q.NonEmpty("prefix", ""),
@@ -104,19 +108,12 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	if strings.EqualFold(inner.Scheme, Scheme) {
 		return urlConfig{}, q.Errorf("the durable store cannot be another %s store", Scheme)
 	}
-	r := url.URL{Scheme: "redis", User: u.User, Host: u.Host, Path: u.Path, RawQuery: q.Rest().Encode()}
-	if useTLS {
-		r.Scheme = "rediss"
+	p.redis, err = redisconn.Parse(u, q, useTLS, false, redisconn.Defaults{
+		DialTimeout: urlDialTimeout, ReadTimeout: urlReadTimeout, WriteTimeout: urlWriteTimeout,
+		MaxRetries: urlMaxRetries, DialerRetries: urlDialRetries, ContextTimeout: true,
+	})
+	if err != nil {
+		return urlConfig{}, err
 	}
-	if p.redis, err = goredis.ParseURL(r.String()); err != nil {
-		return urlConfig{}, q.Errorf("%v", err)
-	}
-	o := p.redis
-	o.DialTimeout = cmp.Or(o.DialTimeout, urlDialTimeout)
-	o.ReadTimeout = cmp.Or(o.ReadTimeout, urlReadTimeout)
-	o.WriteTimeout = cmp.Or(o.WriteTimeout, urlWriteTimeout)
-	o.MaxRetries = cmp.Or(o.MaxRetries, urlMaxRetries)
-	o.DialerRetries = cmp.Or(o.DialerRetries, urlDialRetries)
-	o.ContextTimeoutEnabled = true
 	return p, nil
 }

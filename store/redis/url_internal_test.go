@@ -28,7 +28,7 @@ func TestParseURL(t *testing.T) {
 	if p.cfg != want {
 		t.Errorf("Config = %+v, want %+v", p.cfg, want)
 	}
-	o := p.redis
+	o := p.redis.Single()
 	if o.Addr != "redis.internal:6380" || o.DB != 2 || o.Username != "user" || o.Password != "secret" || o.TLSConfig != nil {
 		t.Errorf("redis options: addr %q db %d user %q password %q TLS %v", o.Addr, o.DB, o.Username, o.Password, o.TLSConfig != nil)
 	}
@@ -46,8 +46,8 @@ func TestParseURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.redis.Addr != "localhost:6379" || p.redis.TLSConfig == nil || p.cfg != (Config{}) || p.storeURL != "sqlite:///var/lib/idforge/idforge.db" {
-		t.Errorf("minimal URL: addr %q TLS %v config %+v store %q", p.redis.Addr, p.redis.TLSConfig != nil, p.cfg, p.storeURL)
+	if p.redis.Single().Addr != "localhost:6379" || p.redis.TLS() == nil || p.cfg != (Config{}) || p.storeURL != "sqlite:///var/lib/idforge/idforge.db" {
+		t.Errorf("minimal URL: addr %q TLS %v config %+v store %q", p.redis.Single().Addr, p.redis.TLS() != nil, p.cfg, p.storeURL)
 	}
 }
 

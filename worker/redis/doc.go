@@ -37,6 +37,23 @@
 //	ttl      the key's expiry, a Go duration of at least 1ms, default 10s
 //	timeout  bound on every call to Redis, a Go duration, default 3s
 //
+//	min_replicas  replicas that must have an acquired or renewed key
+//	              before it counts (WAIT); default 1 for Sentinel and
+//	              Cluster URLs, 0 for a single server
+//	wait_timeout  how long to wait for them, default 500ms
+//
+// Redis Sentinel and Redis Cluster take redis+sentinel and redis+cluster
+// (rediss+… over TLS), in internal/redisconn's forms:
+//
+//	redis+sentinel://[:password@]s1:26379,s2:26379/mymaster?db=0&prefix=idforge:workers
+//	redis+cluster://[:password@]n1:6379,n2:6379?prefix=idforge:workers
+//
+// A fail-over may lose writes the old primary acknowledged. With
+// min_replicas, an acquire or renewal that fewer replicas acknowledged
+// fails, so the lease's deadline only moves once a replica has the key:
+// the promoted replica holds the key at least as long as the node issues
+// under it, and no second node can take the ID meanwhile.
+//
 // Every other parameter is go-redis's (dial_timeout, read_timeout,
 // pool_size, max_retries, …); an unknown one is an error. A provider
 // opened from a URL uses a pool of at most 2 connections unless pool_size

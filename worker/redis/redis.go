@@ -11,6 +11,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 	"github.com/idforge/idforge/worker/internal/holder"
@@ -46,6 +47,14 @@ type Config struct {
 	// *goredis.ClusterClient, with the prefix; for other clients no
 	// cache is kept unless Name is set.
 	Name string
+	// MinReplicas is how many replicas must have an acquired or renewed
+	// key before the node counts on it (Redis's WAIT): an acquire or
+	// renewal that fewer replicas acknowledged fails, so that a
+	// fail-over cannot lose a key this node issues under. 0, the
+	// default, waits for none; with Sentinel or a cluster set 1 or more.
+	MinReplicas int
+	// WaitTimeout bounds the wait for replicas. Default 500ms.
+	WaitTimeout time.Duration
 }
 
 // Provider is a worker.Provider holding IDs in Redis. It is safe for
@@ -54,6 +63,7 @@ type Config struct {
 type Provider struct {
 	held   holder.Holder
 	client goredis.UniversalClient
+	w      redisconn.Writer
 	owns   bool // Close closes client
 	prefix string
 	base   string // "{prefix}:"
@@ -87,12 +97,16 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 	if cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout); cfg.Timeout < 0 {
 		return bad("negative timeout %s", cfg.Timeout)
 	}
+	if cfg.WaitTimeout = cmp.Or(cfg.WaitTimeout, redisconn.DefaultWaitTimeout); cfg.MinReplicas < 0 || cfg.WaitTimeout < time.Millisecond {
+		return bad("negative min replicas %d or wait timeout %s under 1ms", cfg.MinReplicas, cfg.WaitTimeout)
+	}
 	known := true
 	if cfg.Name == "" {
 		cfg.Name, known = describeClient(cfg.Client)
 		cfg.Name += "?prefix=" + cfg.Prefix
 	}
-	p := &Provider{client: cfg.Client, prefix: cfg.Prefix, base: "{" + cfg.Prefix + "}:"}
+	p := &Provider{client: cfg.Client, prefix: cfg.Prefix, base: "{" + cfg.Prefix + "}:",
+		w: redisconn.Writer{Client: cfg.Client, Replication: redisconn.Replication{MinReplicas: cfg.MinReplicas, Timeout: cfg.WaitTimeout}}}
 	p.held = holder.Holder{
 		Who:     "redis worker",
 		Name:    cfg.Name,
@@ -168,8 +182,14 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
-	res, err := acquireScript.Run(ctx, p.client, []string{p.key("id", 0)},
-		p.base, p.held.Owner, max, p.held.TTL.Milliseconds()).Slice()
+	cmd, err := p.w.Eval(ctx, acquireScript, []string{p.key("id", 0)},
+		p.base, p.held.Owner, max, p.held.TTL.Milliseconds())
+	if err != nil {
+		// A key the script set but replicas lack stays on the primary
+		// until its TTL: the ID is idle for a while, never held twice.
+		return 0, 0, err
+	}
+	res, err := cmd.Slice()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -193,8 +213,12 @@ func parseAcquire(res []any) (id, last int64, err error) {
 // renew keeps id's key for another TTL and records last on it.
 func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
 	idKey := p.key("id", id)
-	res, err := renewScript.Run(ctx, p.client, []string{idKey, p.key("last", id)},
-		p.held.Owner, p.held.TTL.Milliseconds(), coord.UnixMs(last)).StringSlice()
+	cmd, err := p.w.Eval(ctx, renewScript, []string{idKey, p.key("last", id)},
+		p.held.Owner, p.held.TTL.Milliseconds(), coord.UnixMs(last))
+	var res []string
+	if err == nil {
+		res, err = cmd.StringSlice()
+	}
 	if err != nil {
 		return fmt.Errorf("redis worker: renew worker ID %d: %w", id, err)
 	}

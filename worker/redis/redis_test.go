@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -141,4 +142,21 @@ func TestNew(t *testing.T) {
 	if err := c.Ping(context.Background()).Err(); errors.Is(err, goredis.ErrClosed) {
 		t.Fatal("Close closed the caller's client")
 	}
+}
+
+// TestConformanceSentinel runs the suite through Redis Sentinel (a
+// primary, one replica, three sentinels started by the test), where every
+// acquire and renewal waits for the replica (min_replicas defaults to 1).
+func TestConformanceSentinel(t *testing.T) {
+	testsvc.Slow(t)
+	ss, primary := testsvc.StartRedisSentinelSet(t, 1)
+	var n atomic.Int64
+	workertest.Run(t, workertest.Fixture{
+		Namespace: func(t *testing.T) workertest.Namespace {
+			q := fmt.Sprintf("prefix=ns%d&ttl=%s", n.Add(1), ttl)
+			return namespace(t, ss.URL("redis+sentinel", q), primary.URL()+"?"+q)
+		},
+		TTL:       ttl,
+		Exhausted: "0..2",
+	})
 }
