@@ -6,6 +6,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/issuer"
 )
 
@@ -22,6 +24,7 @@ type Metrics struct {
 	reg         *prometheus.Registry
 	claimTime   *prometheus.HistogramVec
 	storeErrors *prometheus.CounterVec
+	failedOver  *prometheus.GaugeVec
 }
 
 // New returns the node's metrics with Go runtime and process collectors
@@ -39,8 +42,12 @@ func New() *Metrics {
 			Name: "idforge_store_errors_total",
 			Help: "Failed segment claims (the store was down, slow or refused).",
 		}, []string{"key"}),
+		failedOver: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "idforge_store_failover_detected",
+			Help: "1 while the key's claims are refused because the store failed over and may lack claims already made (error store_failed_over; run `idforge keys repair`), 0 once a claim succeeds.",
+		}, []string{"key"}),
 	}
-	m.reg.MustRegister(m.claimTime, m.storeErrors,
+	m.reg.MustRegister(m.claimTime, m.storeErrors, m.failedOver,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -50,8 +57,12 @@ func New() *Metrics {
 func (m *Metrics) OnClaim(key string, took time.Duration, err error) {
 	if err != nil {
 		m.storeErrors.WithLabelValues(key).Inc()
+		if errors.Is(err, idforge.ErrStoreFailedOver) {
+			m.failedOver.WithLabelValues(key).Set(1)
+		}
 		return
 	}
+	m.failedOver.WithLabelValues(key).Set(0)
 	m.claimTime.WithLabelValues(key).Observe(took.Seconds())
 }
 

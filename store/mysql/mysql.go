@@ -12,6 +12,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -155,6 +156,7 @@ func newDialect(dbName string) *sqlstore.Dialect {
 		IsDuplicateKey: isDuplicateKey,
 		WithNameLock:   nameLocker{dbName}.withLock,
 		CreateTables:   createTables,
+		Fence:          sqlfence.MySQL,
 	}
 }
 

@@ -89,6 +89,8 @@ UPDATE leaf_alloc
 	Return: `
 UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ? AND max_id = ?`,
+	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
+	Raise:    `UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id < ?`,
 	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?`,
 	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?`,
 

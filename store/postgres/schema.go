@@ -91,6 +91,8 @@ RETURNING max_id, step`,
 	Return: `
 UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = $2 AND max_id = $3::bigint`,
+	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
+	Raise:    `UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $2 AND max_id < $3::bigint`,
 	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = $1`,
 	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = $1`,
 
