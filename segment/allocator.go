@@ -653,6 +653,12 @@ type Stats struct {
 	Waits int64
 	// Step is the length of the newest claimed segment.
 	Step int64
+	// ClaimedUpTo is the end of the newest segment this node ever
+	// claimed: no value at or above it came from this node. After a
+	// fail-over that lost claims, the highest ClaimedUpTo of the live
+	// nodes is the floor `idforge keys repair --from-nodes` raises the key
+	// to.
+	ClaimedUpTo int64
 	// Loads counts successful claims.
 	Loads int64
 	// Failures counts consecutive failed claims; LastError is the newest.
@@ -665,7 +671,7 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
-		Waits: a.waits, Issued: a.issued}
+		Waits: a.waits, Issued: a.issued, ClaimedUpTo: a.highWater}
 	if b := a.cur.Load(); !b.empty() {
 		st.Current = b.seg
 		st.Next = min(b.next.Load(), b.end)

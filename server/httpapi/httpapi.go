@@ -277,6 +277,10 @@ type segmentJSON struct {
 	Loads           int64   `json:"loads"`
 	Failures        int     `json:"failures"`
 	LastError       string  `json:"last_error,omitempty"`
+	// ClaimedUpTo is the end of the newest segment this node claimed
+	// (segment.Stats.ClaimedUpTo), a decimal string; absent before the
+	// first claim. `idforge keys repair --from-nodes` reads it.
+	ClaimedUpTo string `json:"claimed_up_to,omitempty"`
 }
 
 type rangeJSON struct {
@@ -312,6 +316,9 @@ func toKeyJSON(k issuer.KeyState) keyJSON {
 		}
 		if st.LastError != nil {
 			s.LastError = st.LastError.Error()
+		}
+		if st.ClaimedUpTo > 0 {
+			s.ClaimedUpTo = strconv.FormatInt(st.ClaimedUpTo, 10)
 		}
 		out.Segment = s
 	}
