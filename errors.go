@@ -57,7 +57,7 @@ var (
 	// claimed: what it holds may be older than what was issued, so
 	// claiming from it could issue a value twice. Nothing is claimed
 	// until an operator has run `idforge keys repair`.
-	ErrStoreFailedOver = errors.New("idforge: store failed over and may have lost claims; run `idforge keys repair`")
+	ErrStoreFailedOver = errors.New("idforge: store failed over")
 
 	// ErrClockMovedBackwards is returned when the clock is behind the last
 	// issued (or persisted) time by more than the configured tolerance.

@@ -30,7 +30,7 @@ type failoverLoad struct {
 	// mark, once set, has record note the first success after it in
 	// resumed.
 	mark, resumed time.Time
-	max      int64
+	max           int64
 }
 
 func newFailoverLoad() *failoverLoad {
@@ -130,26 +130,65 @@ func (l *failoverLoad) waitForIDs(t *testing.T, n int, within time.Duration) {
 	}
 }
 
-// Three real idforge nodes reach a MariaDB primary through one address (a
-// virtual IP). The primary's asynchronous replica stops receiving its
-// binary log (the replication link is cut) while the nodes go on claiming
-// segments; the primary is killed, the replica promoted and the address
-// moved to it, so the database now lacks the last claims. No ID repeats
-// over the whole run: every node refuses with store_failed_over (and the
-// metric says so) as soon as its buffer is spent, and after
-// `idforge keys repair --from-nodes` every node issues again, above every
-// ID handed out before.
-func TestFailoverMariaDBReplicaPromoted(t *testing.T) {
-	testsvc.Slow(t)
-	endToEnd(t, false)
+// replicated is a primary and an asynchronous replica of a test's own,
+// the replica fed through link so that the test can cut its stream.
+type replicated struct {
+	primary, replica string // host:port
+	link             *e2e.Proxy
+	// url is the store URL of the database idf through addr.
+	url func(addr string) string
+	// position tells how far the primary's and the replica's data go.
+	position      func() string
+	kill, promote func()
+}
+
+func replicatedMariaDB(t *testing.T) replicated {
 	primary := testsvc.StartMariaDB(t, 1)
 	replica := testsvc.StartMariaDB(t, 2)
 	link := e2e.StartProxy(t, primary.Addr())
 	replica.ReplicateFrom(link.Addr())
 	primary.Exec("CREATE DATABASE idf")
+	return replicated{primary: primary.Addr(), replica: replica.Addr(), link: link,
+		url:      func(addr string) string { return "mysql://root@" + addr + "/idf?timeout=2s" },
+		position: func() string { return "primary at GTID " + primary.GTID() + ", replica at " + replica.GTID() },
+		kill:     primary.Kill, promote: replica.Promote}
+}
 
-	vip := e2e.StartProxy(t, primary.Addr())
-	storeURL := "mysql://root@" + vip.Addr() + "/idf?timeout=2s"
+func replicatedPostgres(t *testing.T) replicated {
+	primary := testsvc.StartPostgres(t)
+	primary.Exec("CREATE DATABASE idf")
+	link := e2e.StartProxy(t, primary.Addr())
+	replica := testsvc.StartStandby(t, link.Addr())
+	return replicated{primary: primary.Addr(), replica: replica.Addr(), link: link,
+		url:      func(addr string) string { return "postgres://postgres@" + addr + "/idf?sslmode=disable&timeout=2s" },
+		position: func() string { return "primary at LSN " + primary.LSN() + ", standby at " + replica.LSN() },
+		kill:     primary.Kill, promote: replica.Promote}
+}
+
+// Three real idforge nodes reach a database primary through one address
+// (a virtual IP): MariaDB with an asynchronous replica, PostgreSQL with
+// a streaming standby. The replica stops receiving the primary's log
+// (the replication link is cut: nothing more arrives, unlike a paused
+// replay) while the nodes go on claiming segments; the primary is killed,
+// the replica promoted and the address moved to it, so the database now
+// lacks the last claims. No ID repeats over the whole run: every node
+// refuses with store_failed_over (and the metric says so) as soon as its
+// buffer is spent, and after `idforge keys repair --from-nodes` every
+// node issues again, above every ID handed out before.
+func TestFailoverReplicaPromoted(t *testing.T) {
+	testsvc.Slow(t)
+	endToEnd(t, false)
+	for _, engine := range []struct {
+		name  string
+		start func(*testing.T) replicated
+	}{{"mariadb", replicatedMariaDB}, {"postgres", replicatedPostgres}} {
+		t.Run(engine.name, func(t *testing.T) { failoverReplicaPromoted(t, engine.start(t)) })
+	}
+}
+
+func failoverReplicaPromoted(t *testing.T, db replicated) {
+	vip := e2e.StartProxy(t, db.primary)
+	storeURL := db.url(vip.Addr())
 	migrate(t, storeURL)
 	cfg := filepath.Join(t.TempDir(), "idforge.toml")
 	if err := os.WriteFile(cfg, []byte("[segment]\nmax_step = 200\nmin_step = 20\n"), 0o600); err != nil {
@@ -169,15 +208,14 @@ func TestFailoverMariaDBReplicaPromoted(t *testing.T) {
 
 	// The replica stops receiving the binary log; the nodes go on
 	// claiming on the primary.
-	link.Cut()
+	db.link.Cut()
 	cutAt, _, _, _ := load.snapshot()
 	load.waitForIDs(t, cutAt+3000, 30*time.Second)
-	lost := primary.GTID()
-	primary.Kill()
-	t.Logf("primary at %s when killed; the replica at %s", lost, replica.GTID())
-	replica.Promote()
+	t.Logf("when the primary is killed: %s", db.position())
+	db.kill()
+	db.promote()
 	vip.Cut()
-	vip.SetTarget(replica.Addr())
+	vip.SetTarget(db.replica)
 	vip.Restore()
 	switched := time.Now()
 

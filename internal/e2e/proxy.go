@@ -14,7 +14,7 @@ import (
 // to every round trip.
 type Proxy struct {
 	ln      net.Listener
-	target  string // guarded by mu
+	target  string       // guarded by mu
 	latency atomic.Int64 // added to each client→server chunk, in ns
 
 	mu    sync.Mutex
