@@ -168,6 +168,9 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 	// although IF NOT EXISTS was given; the next attempt sees the table.
 	for range 3 {
 		if err = p.createSchema(ctx); err == nil {
+			if err = p.ensureFence(ctx); err != nil {
+				return err
+			}
 			p.schemaDone = true
 			return nil
 		}
