@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -42,6 +43,7 @@ func TestScrape(t *testing.T) {
 		iss.Next(ctx, "msg")
 	}
 	m.OnClaim("order", time.Millisecond, errors.New("down"))
+	m.OnClaim("moved", time.Millisecond, fmt.Errorf("%w: claims were made on another server", idforge.ErrStoreFailedOver))
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -54,6 +56,8 @@ func TestScrape(t *testing.T) {
 		`idforge_segment_buffered_seconds{key="order"}`,
 		`idforge_segment_claim_duration_seconds_count{key="order"}`,
 		`idforge_store_errors_total{key="order"} 1`,
+		`idforge_store_failover_detected{key="moved"} 1`,
+		`idforge_store_failover_detected{key="order"} 0`,
 		`idforge_snowflake_ids_issued_total 5`,
 		`idforge_snowflake_info{datacenter="0",layout="twitter",worker="9"} 1`,
 		`idforge_snowflake_layout_expiry_timestamp_seconds 3.`,
