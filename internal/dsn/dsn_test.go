@@ -18,7 +18,7 @@ func TestHosts(t *testing.T) {
 		"mysql://u@db/ids":                   "db:3306",
 		"mysql://u@/ids":                     "127.0.0.1:3306",
 		"mysql://u:pw@h1:3307,h2,h3:3308/db": "h1:3307 h2:3306 h3:3308",
-		"mysql://u@[::1],h2:1/db":            "[::1]:3306 h2:1",
+		"mysql://u@[::1]/db":                 "[::1]:3306",
 	} {
 		u, err := url.Parse(raw)
 		if err != nil {
