@@ -14,7 +14,6 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/wait"
-	"github.com/idforge/idforge/store"
 	sqlworker "github.com/idforge/idforge/worker/sql"
 )
 
@@ -62,10 +61,9 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 			return err
 		}
 	}
-	url := cfg.storeURL(cfg.Data)
-	st, err := openStore(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
+	st, url, err := openAdminStore(ctx, cfg, stderr)
 	if err != nil {
-		return exitErr(err)
+		return err
 	}
 	defer st.Close()
 	r, ok := st.(idforge.FailoverRepairer)
