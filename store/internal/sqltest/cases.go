@@ -37,6 +37,7 @@ func Run(t *testing.T, b Backend) {
 		{"OutageRetried", testOutageRetried},
 		{"Timeout", testTimeout},
 		{"OpenErrorsHidePassword", testOpenErrorsHidePassword},
+		{"FailoverFence", testFailoverFence},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, b) })
