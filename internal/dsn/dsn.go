@@ -97,8 +97,10 @@ func isPasswordParam(key string) bool {
 // Hosts returns the host:port addresses of a URL that may list several
 // hosts, separated by commas, as drivers with a fail-over form write them
 // (mysql://user@h1:3306,h2:3307/db): a host left empty is defaultHost, a
-// port left out defaultPort. An IPv6 address is written in brackets, and
-// only as the only host: Go's URL parser refuses it in a list.
+// port left out defaultPort. Go's URL parser checks what follows the
+// last colon as a port, so in a list the last host must have its port
+// when any does (h1:3306,h2:3306), and an IPv6 address, in brackets, can
+// only be the only host.
 func Hosts(u *url.URL, defaultHost, defaultPort string) []string {
 	var out []string
 	for _, hp := range strings.Split(u.Host, ",") {
