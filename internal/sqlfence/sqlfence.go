@@ -21,7 +21,6 @@ package sqlfence
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -150,16 +149,12 @@ type State struct {
 // Open reports whether claims may be made on the server.
 func (s State) Open() bool { return s.Recorded != "" && s.Recorded == s.Current }
 
-// Read reads the fence on q.
+// Read reads the fence on q, in one round trip.
 func (f *Fence) Read(ctx context.Context, q Querier) (State, error) {
 	var st State
-	if err := q.QueryRowContext(ctx, "SELECT "+f.server).Scan(&st.Current); err != nil {
-		return st, err
-	}
-	err := q.QueryRowContext(ctx, "SELECT server FROM "+Table+" WHERE id = 1").Scan(&st.Recorded)
-	if errors.Is(err, sql.ErrNoRows) {
-		err = nil
-	}
+	var recorded sql.NullString
+	err := q.QueryRowContext(ctx, "SELECT (SELECT server FROM "+Table+" WHERE id = 1), "+f.server).Scan(&recorded, &st.Current)
+	st.Recorded = recorded.String
 	return st, err
 }
 
