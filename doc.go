@@ -41,8 +41,10 @@
 //     endpoints), server/ui (the admin page); auth: tokens and rights;
 //     client: the Go client with local caching and fail-over.
 //   - internal/registry: the one scheme registry behind store, worker and
-//     sequence; internal/dsn: URL parsing, typed query parameters and
-//     password redaction; internal/httperr and internal/grpcerr: the error
+//     sequence; internal/dsn: URL parsing, typed query parameters,
+//     several hosts in one URL and password redaction; internal/sqlfence:
+//     the failover fence (idforge_fence) that keeps segment and worker-ID
+//     claims off a promoted replica until `idforge keys repair`; internal/httperr and internal/grpcerr: the error
 //     answer of every transport; internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/testclock: the clock
