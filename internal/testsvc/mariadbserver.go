@@ -41,7 +41,7 @@ func StartMariaDB(tb testing.TB, id int) *MariaDBServer {
 	tb.Helper()
 	for _, bin := range []string{"mariadbd", "mariadb-install-db"} {
 		if _, err := exec.LookPath(bin); err != nil {
-			serviceUnreachable(tb, bin, bin, err, "apt-get install mariadb-server", "")
+			serviceUnreachable(tb, bin, bin, err, "apt-get install mariadb-server", "PATH")
 		}
 	}
 	s := &MariaDBServer{tb: tb, dir: tb.TempDir(), serverID: id}
