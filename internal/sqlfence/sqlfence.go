@@ -104,37 +104,52 @@ func (f *Fence) Exists(ctx context.Context, q Querier) (bool, error) {
 }
 
 // Create creates the table when the database has none, recording the
-// server it runs on. An existing table is left alone: a table without
-// its row is a fence whose row a failover lost, and must stay closed.
-// It is idempotent and safe to run from several processes at once.
+// server it runs on, so that no session ever sees the table without its
+// row: PostgreSQL creates and fills it in one transaction, MySQL in one
+// CREATE TABLE … SELECT (whose metadata lock makes readers wait). An
+// existing table is left alone: a table without its row is a fence whose
+// row a fail-over lost, and must stay closed. It is idempotent and safe to
+// run from several processes at once.
 func (f *Fence) Create(ctx context.Context, db *sql.DB) error {
 	ok, err := f.Exists(ctx, db)
 	if err != nil || ok {
 		return err
 	}
-	ddl := "CREATE TABLE IF NOT EXISTS " + Table + ` (
-  id          INT          NOT NULL PRIMARY KEY,
-  server      VARCHAR(255) NOT NULL,
-  accepted_at TIMESTAMP    NOT NULL DEFAULT CURRENT_TIMESTAMP
-) ENGINE=InnoDB`
-	insert := "INSERT INTO " + Table + " (id, server) VALUES (1, " + f.server + ") ON DUPLICATE KEY UPDATE id = id"
 	if f.flavor == Postgres {
-		ddl = "CREATE TABLE IF NOT EXISTS " + Table + ` (
+		err = inTx(ctx, db, "CREATE TABLE "+Table+` (
   id          integer      PRIMARY KEY,
   server      varchar(255) NOT NULL,
   accepted_at timestamptz  NOT NULL DEFAULT CURRENT_TIMESTAMP
-)`
-		insert = "INSERT INTO " + Table + " (id, server) VALUES (1, " + f.server + ") ON CONFLICT (id) DO NOTHING"
+)`, "INSERT INTO "+Table+" (id, server) VALUES (1, "+f.server+")")
+	} else {
+		_, err = db.ExecContext(ctx, "CREATE TABLE "+Table+` (
+  id          INT          NOT NULL PRIMARY KEY,
+  server      VARCHAR(255) NOT NULL,
+  accepted_at TIMESTAMP    NOT NULL DEFAULT CURRENT_TIMESTAMP
+) ENGINE=InnoDB SELECT 1 AS id, `+f.server+" AS server")
 	}
-	if _, err := db.ExecContext(ctx, ddl); err != nil {
-		// PostgreSQL's IF NOT EXISTS can fail when another session
-		// creates the table at the same moment; then it exists.
-		if ok, _ := f.Exists(ctx, db); !ok {
+	if err != nil {
+		// Another process created it meanwhile.
+		if ok, _ := f.Exists(ctx, db); ok {
+			return nil
+		}
+	}
+	return err
+}
+
+// inTx runs statements in one transaction.
+func inTx(ctx context.Context, db *sql.DB, stmts ...string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback() // a no-op after Commit
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return err
 		}
 	}
-	_, err = db.ExecContext(ctx, insert)
-	return err
+	return tx.Commit()
 }
 
 // State is what the fence records and what the server is.

@@ -395,6 +395,21 @@ func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
 // stale. That is also how a lease resumed from the cache re-establishes
 // its row. Otherwise heartbeat fails, wrapping idforge.ErrLeaseLost.
 func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
+	renew := p.sql.renew
+	if p.fence != nil {
+		// The renewal matches nothing on a server the fence does not
+		// name, in the same round trip.
+		renew += p.fence.Cond()
+	}
+	res, err := p.db.ExecContext(ctx, renew, last, id, p.held.Owner)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 1 {
+		return nil
+	}
 	if p.fence != nil {
 		// The database failed over: its rows may lack another node's
 		// claim of this very ID, or forget ours, so the lease is lost.
@@ -406,15 +421,6 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 			}
 			return err
 		}
-	}
-	res, err := p.db.ExecContext(ctx, p.sql.renew, last, id, p.held.Owner)
-	if err != nil {
-		return err
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 1 {
-		return nil
 	}
 	var (
 		r     row
