@@ -54,7 +54,7 @@ var statements = sqlstore.Statements{
 	// column names are case-insensitive in MySQL.
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
- WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials')`,
+ WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_fence')`,
 	KeysTable: `
 SELECT EXISTS (SELECT 1 FROM information_schema.tables
  WHERE table_schema = DATABASE() AND table_name = 'idforge_keys')`,

@@ -60,7 +60,7 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
- WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'))
+ WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
 	KeysTable:    `SELECT to_regclass('idforge_keys') IS NOT NULL`,
 	SerialsTable: `SELECT to_regclass('idforge_serials') IS NOT NULL`,

@@ -140,8 +140,8 @@ type Dialect struct {
 // listed, in that order, one per placeholder.
 type Statements struct {
 	// Columns lists (table name, lower-case column name) of leaf_alloc,
-	// idforge_keys and idforge_serials, as the other statements find
-	// those tables.
+	// idforge_keys and idforge_serials, and of idforge_fence when the
+	// dialect has a fence, as the other statements find those tables.
 	Columns string
 	// KeysTable tells, as one boolean, whether idforge_keys exists;
 	// SerialsTable whether idforge_serials does.
@@ -441,10 +441,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	}
 	claimStored, claimStep := q.ClaimStored, q.ClaimStep
 	if s.fence != nil {
-		if sch.fenced, err = s.fence.Exists(ctx, s.db); err != nil {
-			return nil, s.wrap(ctx, err, "look for table "+sqlfence.Table)
-		}
-		if sch.fenced {
+		if sch.fenced = len(cols[sqlfence.Table]) > 0; sch.fenced {
 			claimStored, claimStep = fenced(claimStored, s.fence), fenced(claimStep, s.fence)
 		} else {
 			s.log.Warn(s.d.Name+": no table "+sqlfence.Table+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
