@@ -26,6 +26,7 @@ const (
 	CodeInvalidWorker       Code = "invalid_worker"
 	CodeClockMovedBackwards Code = "clock_moved_backwards"
 	CodeLeaseLost           Code = "lease_lost"
+	CodeStoreFailedOver     Code = "store_failed_over"
 	CodeLayoutExpired       Code = "layout_expired"
 	CodeWorkersExhausted    Code = "workers_exhausted"
 	CodeUnavailable         Code = "unavailable"
@@ -116,6 +117,10 @@ var vocabulary = [...]codeRow{
 	{CodeInvalidWorker, ErrInvalidWorker, 400, grpcInvalidArgument, false},
 	{CodeClockMovedBackwards, ErrClockMovedBackwards, 503, grpcUnavailable, true},
 	{CodeLeaseLost, ErrLeaseLost, 503, grpcUnavailable, true},
+	// A store that failed over refuses every claim until it is repaired;
+	// another node may still hold IDs claimed before, so clients may
+	// fail over.
+	{CodeStoreFailedOver, ErrStoreFailedOver, 503, grpcUnavailable, true},
 	{CodeLayoutExpired, ErrLayoutExpired, 503, grpcUnavailable, true},
 	{CodeWorkersExhausted, ErrWorkersExhausted, 503, grpcUnavailable, true},
 	{CodeUnavailable, ErrUnavailable, 503, grpcUnavailable, true},

@@ -43,10 +43,13 @@
 //     endpoints), server/ui (the admin page); auth: tokens and rights;
 //     client: the Go client with local caching and fail-over.
 //   - internal/registry: the one scheme registry behind store, worker and
-//     sequence; internal/dsn: URL parsing, typed query parameters and
-//     password redaction; internal/redisconn: the go-redis client of a
-//     Redis URL (single, Sentinel, Cluster) and the WAIT for replicas
-//     before values are handed out; internal/httperr and internal/grpcerr:
+//     sequence; internal/dsn: URL parsing, typed query parameters,
+//     several hosts in one URL and password redaction;
+//     internal/redisconn: the go-redis client of a Redis URL (single,
+//     Sentinel, Cluster) and the WAIT for replicas before values are
+//     handed out; internal/sqlfence: the failover fence (idforge_fence)
+//     that keeps segment and worker-ID claims off a promoted replica
+//     until `idforge keys repair`; internal/httperr and internal/grpcerr:
 //     the error answer of every transport; internal/httpwire: the JSON
 //     API's answers and query parameters, as server/httpapi writes them
 //     and client reads them; internal/errctx: how context is added to

@@ -50,6 +50,15 @@ var (
 	// sign bit (uid-generator's default layout did this in 2024).
 	ErrLayoutExpired = errors.New("idforge: snowflake layout has run out of time bits")
 
+	// ErrStoreFailedOver is returned when the store that hands out
+	// segments or worker IDs is no longer the server the cluster's claims
+	// were made on (an asynchronous replica was promoted, a backup
+	// restored), or handed a node a range below one it had already
+	// claimed: what it holds may be older than what was issued, so
+	// claiming from it could issue a value twice. Nothing is claimed
+	// until an operator has run `idforge keys repair`.
+	ErrStoreFailedOver = errors.New("idforge: store failed over")
+
 	// ErrClockMovedBackwards is returned when the clock is behind the last
 	// issued (or persisted) time by more than the configured tolerance.
 	ErrClockMovedBackwards = errors.New("idforge: clock moved backwards")

@@ -210,6 +210,48 @@ type SegmentReturner interface {
 	ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error)
 }
 
+// FailoverRepairer is implemented by stores that refuse claims after
+// their database failed over to a replica that may lack the last claims
+// (ErrStoreFailedOver), and by which an operator puts them back into
+// service (`idforge keys repair`).
+type FailoverRepairer interface {
+	// FailoverState reports the server the store's claims were made on
+	// and the server it reaches now; they differ after a fail-over.
+	FailoverState(ctx context.Context) (FailoverState, error)
+	// RepairFailover raises the max_id of the keys (every segment key
+	// when keys is empty) to at least floor and records the server it
+	// reaches as the one claims are made on, in one transaction. floor
+	// must be above every ID ever handed out of those keys, on any node.
+	RepairFailover(ctx context.Context, floor int64, keys []string) (Repaired, error)
+}
+
+// FailoverState is what a FailoverRepairer's fence says.
+type FailoverState struct {
+	// Recorded names the server claims were made on; empty when the
+	// record is missing. Current names the server the store reaches.
+	Recorded, Current string
+}
+
+// FailedOver reports whether claims are refused: the store reaches
+// another server than the one claims were made on.
+func (s FailoverState) FailedOver() bool { return s.Recorded == "" || s.Recorded != s.Current }
+
+// Repaired is what RepairFailover did.
+type Repaired struct {
+	// Before is the fence before the repair; Server names the server
+	// now accepted.
+	Before FailoverState
+	Server string
+	// Raised lists the keys whose max_id was raised.
+	Raised []RaisedKey
+}
+
+// RaisedKey is one key RepairFailover raised, from max_id From to To.
+type RaisedKey struct {
+	Key      string
+	From, To int64
+}
+
 // Migrator is implemented by stores whose schema is created or upgraded
 // on request (idforge migrate) rather than when they open.
 type Migrator interface {

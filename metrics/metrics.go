@@ -6,6 +6,7 @@
 package metrics
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/sequence/compose"
@@ -25,6 +27,7 @@ type Metrics struct {
 	reg          *prometheus.Registry
 	claimTime    *prometheus.HistogramVec
 	storeErrors  *prometheus.CounterVec
+	failedOver   *prometheus.GaugeVec
 	httpRequests *prometheus.CounterVec
 	httpTime     *prometheus.HistogramVec
 	sources      *sourceCollector
@@ -54,9 +57,13 @@ func New() *Metrics {
 			Help:    "Time from a request's arrival to the end of its answer, by handler (api, or the probe path).",
 			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"handler"}),
+		failedOver: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "idforge_store_failover_detected",
+			Help: "1 while the key's claims are refused because the store failed over and may lack claims already made (error store_failed_over; run `idforge keys repair`), 0 once a claim succeeds.",
+		}, []string{"key"}),
 		sources: &sourceCollector{},
 	}
-	m.reg.MustRegister(m.claimTime, m.storeErrors, m.httpRequests, m.httpTime, m.sources,
+	m.reg.MustRegister(m.claimTime, m.storeErrors, m.failedOver, m.httpRequests, m.httpTime, m.sources,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -66,8 +73,12 @@ func New() *Metrics {
 func (m *Metrics) OnClaim(key string, took time.Duration, err error) {
 	if err != nil {
 		m.storeErrors.WithLabelValues(key).Inc()
+		if errors.Is(err, idforge.ErrStoreFailedOver) {
+			m.failedOver.WithLabelValues(key).Set(1)
+		}
 		return
 	}
+	m.failedOver.WithLabelValues(key).Set(0)
 	m.claimTime.WithLabelValues(key).Observe(took.Seconds())
 }
 

@@ -3,6 +3,7 @@ package metrics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -43,6 +44,7 @@ func TestScrape(t *testing.T) {
 	}
 	m.OnClaim("order", time.Millisecond, errors.New("down"))
 	m.ObserveBackwards("qj", func() int64 { return 2 })
+	m.OnClaim("moved", time.Millisecond, fmt.Errorf("%w: claims were made on another server", idforge.ErrStoreFailedOver))
 
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -55,6 +57,8 @@ func TestScrape(t *testing.T) {
 		`idforge_segment_buffered_seconds{key="order"}`,
 		`idforge_segment_claim_duration_seconds_count{key="order"}`,
 		`idforge_store_errors_total{key="order"} 1`,
+		`idforge_store_failover_detected{key="moved"} 1`,
+		`idforge_store_failover_detected{key="order"} 0`,
 		`idforge_snowflake_ids_issued_total 5`,
 		`idforge_source_backwards_total{source="qj"} 2`,
 		`idforge_snowflake_info{datacenter="0",layout="twitter",worker="9"} 1`,

@@ -203,7 +203,10 @@ type Allocator struct {
 	prevLen   int64    // length of the segment before cur
 	prevStart time.Time
 	highWater int64 // end of the newest segment ever claimed
-	jump      int64 // extra step that carries the next claim past highWater
+	// backwards is set, for good, when the store handed out a range
+	// below highWater: its max_id went backwards, so other nodes may hold
+	// what it hands out next too. No claim is made after it.
+	backwards error
 	loads     int64
 	waits     int64   // calls that had to wait for a claim
 	issued    int64   // values of the buffers used up before cur
@@ -453,6 +456,14 @@ func (a *Allocator) load() {
 	backoff := a.set.RetryMin
 	for {
 		a.mu.Lock()
+		if a.backwards != nil {
+			att := a.att
+			att.err = a.backwards
+			close(att.done)
+			a.att, a.lastErr, a.failures = nil, nil, 0
+			a.mu.Unlock()
+			return
+		}
 		step := a.nextStepLocked()
 		a.mu.Unlock()
 
@@ -461,13 +472,13 @@ func (a *Allocator) load() {
 		seg, err := a.store.ClaimSegment(ctx, a.key, step)
 		took := time.Since(began)
 		cancel()
-		if a.set.OnClaim != nil {
-			a.set.OnClaim(a.key, took, err)
-		}
 
 		a.mu.Lock()
 		if err == nil {
 			err = a.acceptLocked(seg)
+		}
+		if a.set.OnClaim != nil {
+			a.set.OnClaim(a.key, took, err)
 		}
 		att := a.att
 		att.err = err
@@ -511,20 +522,19 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 	}
 	if seg.Start < a.highWater {
 		// The store handed out values this node already holds: its max_id
-		// went backwards (a restored backup, a fail-over that lost writes).
-		// Issuing them would duplicate IDs, so only the part above what we
-		// hold is used; a claim entirely below it is dropped, and the next
-		// claim is made long enough to carry max_id past it.
-		a.set.Logger.Error("segment store went backwards: it returned values this node already claimed",
+		// went backwards (a restored backup, a fail-over that lost
+		// claims). Other nodes may have issued above what this node
+		// holds, so no part of this segment, nor of any later one, can be
+		// trusted: the key is refused on this node until it restarts
+		// after `idforge keys repair`. The buffered values, claimed
+		// before, are still good.
+		a.set.Logger.Error("segment store went backwards: it returned values this node already claimed; refusing the key until `idforge keys repair` and a restart",
 			"key", a.key, "segment_start", seg.Start, "segment_end", seg.End, "claimed_up_to", a.highWater)
-		if seg.End <= a.highWater {
-			a.jump = a.highWater - seg.End
-			return fmt.Errorf("store returned segment [%d, %d) for key %q below values already claimed (up to %d): its max_id went backwards",
-				seg.Start, seg.End, a.key, a.highWater)
-		}
-		seg.Start = a.highWater
+		a.backwards = fmt.Errorf("%w: key %q: the store returned segment [%d, %d), below values this node already claimed (up to %d): its max_id went backwards; "+
+			"run `idforge keys repair --floor N` with N above every ID handed out, then restart this node",
+			idforge.ErrStoreFailedOver, a.key, seg.Start, seg.End, a.highWater)
+		return a.backwards
 	}
-	a.jump = 0
 	// Every claim reports the key's stored step: a step an operator
 	// changed takes effect from the next claim on, refresh or not.
 	if !a.fixedMin && seg.Step > 0 {
@@ -565,9 +575,6 @@ func (a *Allocator) nextStepLocked() int64 {
 		step = int64(want)
 	}
 	step = max(step, a.minStep)
-	if a.jump > 0 && a.jump < math.MaxInt64-step {
-		step += a.jump
-	}
 	return step
 }
 
@@ -646,6 +653,12 @@ type Stats struct {
 	Waits int64
 	// Step is the length of the newest claimed segment.
 	Step int64
+	// ClaimedUpTo is the end of the newest segment this node ever
+	// claimed: no value at or above it came from this node. After a
+	// fail-over that lost claims, the highest ClaimedUpTo of the live
+	// nodes is the floor `idforge keys repair --from-nodes` raises the key
+	// to.
+	ClaimedUpTo int64
 	// Loads counts successful claims.
 	Loads int64
 	// Failures counts consecutive failed claims; LastError is the newest.
@@ -661,7 +674,7 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
-		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage}
+		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage, ClaimedUpTo: a.highWater}
 	if b := a.cur.Load(); !b.empty() {
 		st.Current = b.seg
 		st.Next = min(b.next.Load(), b.end)

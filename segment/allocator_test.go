@@ -356,30 +356,56 @@ func TestSpaceExhausted(t *testing.T) {
 	}
 }
 
-func TestStoreGoingBackwardsIsNotReissued(t *testing.T) {
+// A store whose max_id went backwards (a promoted replica that lacked the
+// last claims, a restored backup) hands out a range below what this node
+// holds: other nodes may hold what lies above it, so the key is refused,
+// for good, with ErrStoreFailedOver, and no further claim is made. What
+// was buffered before is still issued, and nothing twice.
+func TestStoreGoingBackwardsIsRefused(t *testing.T) {
 	st := newTestStore(t, "k", 1, 100)
-	a := newAllocator(t, st, "k", Settings{MaxStep: 100, RetryMin: time.Millisecond})
+	var claims, refused atomic.Int64
+	a := newAllocator(t, st, "k", Settings{MaxStep: 100, RetryMin: time.Millisecond,
+		OnClaim: func(_ string, _ time.Duration, err error) {
+			claims.Add(1)
+			if errors.Is(err, idforge.ErrStoreFailedOver) {
+				refused.Add(1)
+			}
+		}})
 	seen := map[int64]bool{}
 	for range 150 {
 		seen[mustNext(t, a)] = true
 	}
-	// The store loses its last 500 values (a restore from backup): the
-	// next claim comes back below what this node holds.
+	// The store loses its last 500 values: the next claim comes back
+	// below what this node holds.
 	st.regress.Store(500)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	var lastErr error
 	for range 1000 {
 		v, err := a.Next(ctx)
 		if err != nil {
-			if errors.Is(err, idforge.ErrUnavailable) {
-				continue // the rejected claim; the retry carries max_id past it
-			}
-			t.Fatal(err)
+			lastErr = err
+			continue
 		}
 		if seen[v] {
 			t.Fatalf("ID %d issued twice after the store went backwards", v)
 		}
 		seen[v] = true
+	}
+	if !errors.Is(lastErr, idforge.ErrStoreFailedOver) || idforge.ErrorCode(lastErr) != idforge.CodeStoreFailedOver {
+		t.Fatalf("after the store went backwards: %v, want ErrStoreFailedOver", lastErr)
+	}
+	if refused.Load() != 1 {
+		t.Fatalf("OnClaim saw %d refusals, want the one claim that came back below", refused.Load())
+	}
+	before := claims.Load()
+	for range 10 {
+		if _, err := a.Next(ctx); !errors.Is(err, idforge.ErrStoreFailedOver) {
+			t.Fatalf("Next = %v, want ErrStoreFailedOver", err)
+		}
+	}
+	if n := claims.Load() - before; n != 0 {
+		t.Fatalf("%d claims after the refusal, want none", n)
 	}
 }
 

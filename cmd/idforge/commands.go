@@ -167,15 +167,17 @@ func cmdLayouts(_ context.Context, _ []string, stdout, _ io.Writer, _ func(strin
 
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		return usageErr("keys needs a subcommand: create or list")
+		return usageErr("keys needs a subcommand: create, list or repair")
 	}
 	switch args[0] {
 	case "create":
 		return cmdKeysCreate(ctx, args[1:], stdout, stderr, getenv)
 	case "list":
 		return cmdKeysList(ctx, args[1:], stdout, stderr, getenv)
+	case "repair":
+		return cmdKeysRepair(ctx, args[1:], stdout, stderr, getenv)
 	}
-	return usageErr("unknown keys subcommand %q (want create or list)", args[0])
+	return usageErr("unknown keys subcommand %q (want create, list or repair)", args[0])
 }
 
 func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {

@@ -99,7 +99,7 @@ func (d *doctor) add(status, check, fix, format string, args ...any) {
 func cmdDoctor(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("doctor", stderr)
 	nf := newNodeFlags(fs, true)
-	var nodeURLs listFlag
+	var nodeURLs repeatedFlag
 	fs.Var(&nodeURLs, "node", "a running node to ask for rates, worker IDs and its clock (repeatable: every node of the cluster)")
 	token := fs.String("token", "", "bearer token for --node (default: IDFORGE_TOKEN, else IDFORGE_ISSUE_TOKEN)")
 	size := fs.Int("cluster-size", 0, "how many nodes the cluster will run (default: the number of --node)")

@@ -6,6 +6,7 @@
 //	idforge explain ID            decode a snowflake ID
 //	idforge make --time T …       forge a snowflake ID from its fields
 //	idforge keys create|list      manage keys
+//	idforge keys repair --floor N put a store back into service after a fail-over
 //	idforge layouts               list the snowflake layout presets
 //	idforge migrate               create or upgrade the store's schema
 //	idforge serial NAME           issue serial numbers; serial check TEMPLATE explains one
@@ -53,6 +54,8 @@ Usage:
                                          forge a snowflake ID from its fields
   idforge keys create KEY [flags]        create a key
   idforge keys list [flags]              list keys
+  idforge keys repair --floor N|--from-nodes URL,…
+                                         after a database fail-over: raise the keys, accept the new server
   idforge layouts                        list snowflake layout presets
   idforge migrate [--store URL]          create or upgrade the store's schema
   idforge serial NAME [-n N] [--param K=V]   issue serial numbers

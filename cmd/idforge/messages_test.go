@@ -218,7 +218,7 @@ func TestStoreCommandsOpenNoNode(t *testing.T) {
 			e := env(map[string]string{"IDFORGE_DATA": data, "IDFORGE_STORE": storeURL})
 
 			code, out, stderr := runCmd(t, e, "migrate")
-			if code != 0 || !strings.HasPrefix(out, "created leaf_alloc, idforge_keys, idforge_serials in ") || stderr != "" {
+			if code != 0 || !strings.HasPrefix(out, "created leaf_alloc, idforge_keys, idforge_serials") || stderr != "" {
 				t.Fatalf("first migrate: %d %q %q; want it to say it created the tables", code, out, stderr)
 			}
 			code, out, stderr = runCmd(t, e, "migrate")
@@ -354,5 +354,36 @@ func TestHTTPErrorsNameIdforgeOnce(t *testing.T) {
 		if tc.want != "" && !strings.Contains(body, tc.want) {
 			t.Errorf("%s %s: %d %s; want it to say %q", tc.method, tc.path, status, body, tc.want)
 		}
+	}
+}
+
+// keys repair says what is missing, refuses a store without a fence, and
+// leaves a store that has not failed over alone.
+func TestKeysRepairMessages(t *testing.T) {
+	for _, db := range sqlStores {
+		t.Run(db.name, func(t *testing.T) {
+			storeURL := db.fresh(t)
+			e := env(map[string]string{"IDFORGE_DATA": filepath.Join(t.TempDir(), "d"), "IDFORGE_STORE": storeURL})
+			if code, _, stderr := runCmd(t, e, "keys", "repair"); code != 2 || !strings.Contains(stderr, "--floor N or --from-nodes") {
+				t.Fatalf("keys repair without a floor: %d %q; want exit 2 saying what to give", code, stderr)
+			}
+			if code, out, stderr := runCmd(t, e, "migrate"); code != 0 {
+				t.Fatalf("migrate: %d %q %q", code, out, stderr)
+			}
+			code, out, stderr := runCmd(t, e, "keys", "repair", "--floor", "100", "--wait", "0s")
+			if db.name == "sqlite" {
+				if code != 2 || !strings.Contains(stderr, "nothing to repair") {
+					t.Fatalf("keys repair on SQLite: %d %q %q; want exit 2, nothing to repair", code, out, stderr)
+				}
+				return
+			}
+			if code != 0 || !strings.Contains(out, "has not failed over") {
+				t.Fatalf("keys repair on the primary: %d %q %q; want it to say nothing failed over", code, out, stderr)
+			}
+			code, out, stderr = runCmd(t, e, "keys", "repair", "--floor", "100", "--wait", "0s", "--force")
+			if code != 0 || !strings.Contains(out, "claims are made on") {
+				t.Fatalf("keys repair --force: %d %q %q", code, out, stderr)
+			}
+		})
 	}
 }

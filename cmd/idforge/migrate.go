@@ -17,6 +17,19 @@ type tableCreator interface {
 	MigrateTables(ctx context.Context) ([]string, error)
 }
 
+// openAdminStore opens the configured store for an administrative
+// command (migrate, keys repair): with ForMigrate, so that a database
+// without idforge's tables opens, and no data directory lock. It returns
+// the store's URL too, for messages (redact it).
+func openAdminStore(ctx context.Context, cfg Config, stderr io.Writer) (idforge.Store, string, error) {
+	url := cfg.storeURL(cfg.Data)
+	st, err := openStore(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
+	if err != nil {
+		return nil, "", exitErr(err)
+	}
+	return st, url, nil
+}
+
 // cmdMigrate creates or upgrades the store's schema. It needs no data
 // directory lock and no worker ID: it only talks to the store, so it can
 // run while nodes serve.
@@ -30,10 +43,9 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 	if err != nil {
 		return err
 	}
-	url := cfg.storeURL(cfg.Data)
-	st, err := openStore(ctx, url, store.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel), ForMigrate: true})
+	st, url, err := openAdminStore(ctx, cfg, stderr)
 	if err != nil {
-		return exitErr(err)
+		return err
 	}
 	defer st.Close()
 	m, ok := st.(idforge.Migrator)

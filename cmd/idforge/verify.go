@@ -20,11 +20,11 @@ import (
 // verifyMemoryLimit is the soft memory limit of a verify run.
 const verifyMemoryLimit = 2 << 30
 
-// listFlag collects a repeated flag's values.
-type listFlag []string
+// repeatedFlag collects a repeated flag's values.
+type repeatedFlag []string
 
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+func (l *repeatedFlag) String() string     { return strings.Join(*l, ",") }
+func (l *repeatedFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // errViolations is cmdVerify's failure when a check failed: the report
 // already says what, so the error adds one line.
@@ -34,7 +34,7 @@ var errViolations = errors.New("verify: the cluster broke a guarantee (see the r
 // checks what they answer (package verify).
 func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("verify", stderr)
-	var segments, snowflakes, serials, templates listFlag
+	var segments, snowflakes, serials, templates repeatedFlag
 	fs.Var(&segments, "segment", "a segment key to verify (repeatable)")
 	fs.Var(&snowflakes, "snowflake", "a snowflake key to verify (repeatable)")
 	fs.Var(&serials, "serial", "a serial definition to verify (repeatable)")

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -92,6 +93,32 @@ func isPasswordParam(key string) bool {
 		}
 	}
 	return false
+}
+
+// Hosts returns the host:port addresses of a URL that may list several
+// hosts, separated by commas, as drivers with a fail-over form write them
+// (mysql://user@h1:3306,h2:3307/db): a host left empty is defaultHost, a
+// port left out defaultPort. Go's URL parser checks what follows the
+// last colon as a port, so in a list the last host must have its port
+// when any does (h1:3306,h2:3306), and an IPv6 address, in brackets, can
+// only be the only host.
+func Hosts(u *url.URL, defaultHost, defaultPort string) []string {
+	var out []string
+	for _, hp := range strings.Split(u.Host, ",") {
+		host, port := hp, ""
+		if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.Contains(hp[i:], "]") {
+			host, port = hp[:i], hp[i+1:]
+		}
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+		if host == "" {
+			host = defaultHost
+		}
+		if port == "" {
+			port = defaultPort
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out
 }
 
 // Scrub removes a password from an error's text, should a driver message

@@ -13,7 +13,7 @@ import (
 // to every round trip.
 type Proxy struct {
 	ln      net.Listener
-	target  string
+	target  string       // guarded by mu
 	latency atomic.Int64 // added to each client→server chunk, in ns
 
 	mu    sync.Mutex
@@ -99,6 +99,15 @@ func (p *Proxy) Restore() {
 	p.down = false
 }
 
+// SetTarget sends new connections to target from now on, as a virtual IP
+// or DNS name moved to a promoted replica would; open connections stay
+// where they are (Cut closes them).
+func (p *Proxy) SetTarget(target string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.target = target
+}
+
 // SetLatency delays every chunk sent towards the database by d, so each
 // round trip takes d longer.
 func (p *Proxy) SetLatency(d time.Duration) { p.latency.Store(int64(d)) }
@@ -130,7 +139,10 @@ func (p *Proxy) handle(client net.Conn) {
 		client.Close()
 		return
 	}
-	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
+	p.mu.Lock()
+	target := p.target
+	p.mu.Unlock()
+	server, err := net.DialTimeout("tcp", target, 5*time.Second)
 	if err != nil || !p.track(server) {
 		client.Close()
 		if server != nil {

@@ -87,6 +87,10 @@ type Segment struct {
 	Loads           int64   `json:"loads"`
 	Failures        int     `json:"failures"`
 	LastError       string  `json:"last_error,omitempty"`
+	// ClaimedUpTo is the end of the newest segment this node claimed
+	// (segment.Stats.ClaimedUpTo), a decimal string; absent before the
+	// first claim. `idforge keys repair --from-nodes` reads it.
+	ClaimedUpTo string `json:"claimed_up_to,omitempty"`
 }
 
 // Range is a segment's values, Start included and End not, in decimal.

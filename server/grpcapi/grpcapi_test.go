@@ -596,6 +596,7 @@ func TestErrorTable(t *testing.T) {
 		{idforge.ErrUnavailable, codes.Unavailable, "unavailable"},
 		{idforge.ErrClockMovedBackwards, codes.Unavailable, "clock_moved_backwards"},
 		{idforge.ErrLeaseLost, codes.Unavailable, "lease_lost"},
+		{idforge.ErrStoreFailedOver, codes.Unavailable, "store_failed_over"},
 		{idforge.ErrLayoutExpired, codes.Unavailable, "layout_expired"},
 		{idforge.ErrClosed, codes.Unavailable, "shutting_down"},
 		{context.DeadlineExceeded, codes.Unavailable, "timeout"},

@@ -254,6 +254,9 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 		if st.LastError != nil {
 			s.LastError = st.LastError.Error()
 		}
+		if st.ClaimedUpTo > 0 {
+			s.ClaimedUpTo = strconv.FormatInt(st.ClaimedUpTo, 10)
+		}
 		out.Segment = s
 	}
 	return out

@@ -288,7 +288,8 @@ func TestKeys(t *testing.T) {
 		t.Fatalf("keys = %s", got)
 	}
 	w := list.Keys[4]
-	if w.Step != 500 || w.Description != "waybills" || w.Segment == nil || w.Segment.Current == nil || w.Segment.Next != "1000001" {
+	if w.Step != 500 || w.Description != "waybills" || w.Segment == nil || w.Segment.Current == nil || w.Segment.Next != "1000001" ||
+		w.Segment.ClaimedUpTo != w.Segment.Current.End {
 		t.Fatalf("waybill state = %+v (segment %+v)", w, w.Segment)
 	}
 	if list.Snowflake == nil || list.Snowflake.Worker != 5 || list.Snowflake.Expires.Year() != 2080 {

@@ -47,6 +47,7 @@
 // for the idforge binary:
 //
 //	mysql://user:password@host:port/database?param=value&…
+//	mysql://user:password@host1:port,host2:port/database  (follows the writable host)
 //
 // See ParseURL for the details. idforge's own parameters, removed before
 // the rest reach the driver:
@@ -71,8 +72,24 @@
 // Deadlocks, lock wait timeouts and broken connections are retried.
 //
 // A claim is as durable as the server makes a commit: keep InnoDB's
-// defaults innodb_flush_log_at_trx_commit=1 and sync_binlog=1. If a
-// replica can take over, it must have every committed claim (semi-
-// synchronous or group replication): a claim lost in a fail-over is a
-// range issued twice.
+// defaults innodb_flush_log_at_trx_commit=1 and sync_binlog=1.
+//
+// # Fail-over
+//
+// A replica promoted after a fail-over may lack the last claims; claiming
+// there would hand out again ranges the old primary gave. Migrate creates
+// idforge_fence, whose one row names the server claims are made on
+// (@@server_id, and @@server_uuid on MySQL), and every claim's UPDATE
+// matches nothing unless that row names the server it runs on. On a
+// promoted replica the replicated row names the old primary, so every
+// claim fails with an error wrapping idforge.ErrStoreFailedOver until
+// Store.RepairFailover (`idforge keys repair`) raises the keys above every
+// ID handed out and records the new server. A database without
+// idforge_fence (migrated by an older idforge) is not fenced; Open logs a
+// warning.
+//
+// Several hosts in the URL (mysql://user@h1:3306,h2:3306/database) make
+// every new connection go to the first host that takes writes
+// (@@read_only = 0), so that a Store follows the primary after a
+// fail-over without being reopened.
 package mysql

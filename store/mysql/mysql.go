@@ -12,6 +12,8 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/dsn/mysqldsn"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -29,7 +31,11 @@ const (
 type Config struct {
 	// Driver is the connection as github.com/go-sql-driver/mysql
 	// describes it: address, user, password, database, TLS and driver
-	// parameters. It is required and must name a database. Open works on
+	// parameters. It is required and must name a database. Addr may list
+	// several host:port separated by commas (ParseURL makes it so from
+	// mysql://user@h1:3306,h2:3307/db): every new connection then goes to
+	// the first of them that takes writes (@@read_only = 0), so that the
+	// store follows the primary after a fail-over. Open works on
 	// a copy, on which it sets ParseTime and ClientFoundRows (idforge
 	// relies on both), and, unless they are set, Loc to UTC and the
 	// session time_zone to '+00:00', so that update_time reads as the
@@ -102,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := mysqldrv.NewConnector(drv)
+	conn, err := mysqldsn.Connector(drv)
 	if err != nil {
 		return nil, dsn.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
 	}
@@ -155,6 +161,7 @@ func newDialect(dbName string) *sqlstore.Dialect {
 		IsDuplicateKey: isDuplicateKey,
 		WithNameLock:   nameLocker{dbName}.withLock,
 		CreateTables:   createTables,
+		Fence:          sqlfence.MySQL,
 	}
 }
 

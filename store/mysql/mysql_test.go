@@ -165,3 +165,18 @@ func TestRegistered(t *testing.T) {
 		t.Fatalf("store.Names() = %q, want mysql registered", store.Names())
 	}
 }
+
+// A store on a URL listing a MariaDB primary and its replica follows the
+// replica once it is promoted, without being reopened, and refuses to
+// claim there until repaired.
+func TestFollowsPromotedReplica(t *testing.T) {
+	testsvc.Slow(t)
+	primary := testsvc.StartMariaDB(t, 1)
+	replica := testsvc.StartMariaDB(t, 2)
+	replica.ReplicateFrom(primary.Addr())
+	primary.Exec("CREATE DATABASE idf")
+	sqltest.FollowsPromotedReplica(t, backend, sqltest.Replicated{
+		URL:         "mysql://root@" + primary.Addr() + "," + replica.Addr() + "/idf?timeout=2s",
+		KillPrimary: primary.Kill, Promote: replica.Promote,
+	})
+}

@@ -54,7 +54,7 @@ var statements = sqlstore.Statements{
 	// column names are case-insensitive in MySQL.
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
- WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials')`,
+ WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_fence')`,
 	KeysTable: `
 SELECT EXISTS (SELECT 1 FROM information_schema.tables
  WHERE table_schema = DATABASE() AND table_name = 'idforge_keys')`,
@@ -89,6 +89,8 @@ UPDATE leaf_alloc
 	Return: `
 UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ? AND max_id = ?`,
+	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
+	Raise:    `UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id < ?`,
 	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?`,
 	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?`,
 

@@ -77,7 +77,26 @@
 // statement once per connection and reuses it.
 //
 // A claim is as durable as the server makes a commit: keep
-// synchronous_commit on. If a standby can take over, it must have every
-// committed claim (synchronous replication): a claim lost in a fail-over
-// is a range issued twice.
+// synchronous_commit on.
+//
+// # Fail-over
+//
+// A standby promoted after a fail-over may lack the last claims; claiming
+// there would hand out again ranges the old primary gave. Migrate creates
+// idforge_fence, whose one row names the server claims are made on (the
+// cluster's system identifier and the current timeline, which a promotion
+// changes), and every claim's UPDATE matches nothing unless that row names
+// the server it runs on. On a promoted standby every claim therefore
+// fails with an error wrapping idforge.ErrStoreFailedOver until
+// Store.RepairFailover (`idforge keys repair`) raises the keys above every
+// ID handed out and records the new server. A database without
+// idforge_fence (migrated by an older idforge) is not fenced; Open logs a
+// warning. The fence reads pg_control_system() and
+// pg_walfile_name(pg_current_wal_lsn()), which every role may call by
+// default.
+//
+// Several hosts with target_session_attrs=read-write
+// (postgres://user@h1:5432,h2:5432/database?target_session_attrs=read-write,
+// pgx's own form) make every new connection go to the primary, so that a
+// Store follows it after a fail-over without being reopened.
 package postgres

@@ -15,6 +15,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -132,6 +133,7 @@ var dialect = &sqlstore.Dialect{
 	IsDuplicateKey: isDuplicateKey,
 	WithNameLock:   withNameLock,
 	CreateTables:   createTables,
+	Fence:          sqlfence.Postgres,
 }
 
 // isDuplicateKey reports whether err is SQLSTATE 23505, unique_violation.

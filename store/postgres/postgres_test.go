@@ -226,3 +226,19 @@ func TestRegistered(t *testing.T) {
 		}
 	}
 }
+
+// A store on a URL listing a PostgreSQL primary and its standby, with
+// target_session_attrs=read-write, follows the standby once it is
+// promoted, without being reopened, and refuses to claim there until
+// repaired.
+func TestFollowsPromotedReplica(t *testing.T) {
+	testsvc.Slow(t)
+	primary := testsvc.StartPostgres(t)
+	primary.Exec("CREATE DATABASE idf")
+	standby := testsvc.StartStandby(t, primary.Addr())
+	sqltest.FollowsPromotedReplica(t, backend, sqltest.Replicated{
+		URL: "postgres://postgres@" + primary.Addr() + "," + standby.Addr() +
+			"/idf?sslmode=disable&target_session_attrs=read-write&timeout=2s&connect_timeout=2",
+		KillPrimary: primary.Kill, Promote: standby.Promote,
+	})
+}

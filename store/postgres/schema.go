@@ -60,7 +60,7 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
- WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'))
+ WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
 	KeysTable:    `SELECT to_regclass('idforge_keys') IS NOT NULL`,
 	SerialsTable: `SELECT to_regclass('idforge_serials') IS NOT NULL`,
@@ -91,6 +91,8 @@ RETURNING max_id, step`,
 	Return: `
 UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = $2 AND max_id = $3::bigint`,
+	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
+	Raise:    `UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $2 AND max_id < $3::bigint`,
 	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = $1`,
 	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = $1`,
 

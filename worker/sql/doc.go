@@ -66,6 +66,20 @@
 // SQLite takes no other parameter. A provider opened from a URL keeps at
 // most 2 connections and its Close closes them.
 //
+// # Fail-over
+//
+// On MySQL, MariaDB and PostgreSQL the provider checks the database's
+// failover fence, idforge_fence (the store's, in the same database, or its
+// own, created with its table): a claim on a server that is not the one
+// the fence names fails with an error wrapping idforge.ErrStoreFailedOver,
+// and a renewal there ends the lease (idforge.ErrLeaseLost): a promoted
+// replica may lack another node's claim of an ID, or ours. `idforge keys
+// repair` waits a full stale_after before it accepts the new server, so
+// every holder has stopped by then, and no worker ID is ever used by two
+// live nodes. Several hosts in a URL follow the primary as the stores'
+// URLs do (mysql://user@h1:3306,h2:3306/db;
+// postgres://…@h1:5432,h2:5432/db?target_session_attrs=read-write).
+//
 // # Cache
 //
 // When worker.Options.DataDir is set, the ID and the validity the database

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 	"github.com/idforge/idforge/worker/internal/holder"
@@ -63,6 +64,9 @@ type Provider struct {
 
 	schemaMu   sync.Mutex
 	schemaDone bool
+	// fence is the database's failover fence (internal/sqlfence), set by
+	// ensureSchema on MySQL and PostgreSQL; claims and renewals check it.
+	fence *sqlfence.Fence
 }
 
 var (
@@ -164,6 +168,9 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 	// although IF NOT EXISTS was given; the next attempt sees the table.
 	for range 3 {
 		if err = p.createSchema(ctx); err == nil {
+			if err = p.ensureFence(ctx); err != nil {
+				return err
+			}
 			p.schemaDone = true
 			return nil
 		}
@@ -172,6 +179,37 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("create table %s: %w", Table, err)
+}
+
+// ensureFence sets up the failover fence on a database server: it creates
+// idforge_fence, recording the server, when the database has none (an
+// existing one, such as the store's in the same database, is left alone),
+// and has claims and renewals check it. An account that may not create it
+// goes without, saying so in the log.
+func (p *Provider) ensureFence(ctx context.Context) error {
+	var flavor sqlfence.Flavor
+	switch p.dialect {
+	case MySQL:
+		flavor = sqlfence.MySQL
+	case Postgres:
+		flavor = sqlfence.Postgres
+	default:
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
+	defer cancel()
+	f, err := sqlfence.New(ctx, p.db, flavor)
+	if err != nil {
+		return fmt.Errorf("identify the database server: %w", err)
+	}
+	if err := f.Create(ctx, p.db); err != nil {
+		if ok, _ := f.Exists(ctx, p.db); !ok {
+			p.held.Logger.Warn("sql worker: no table "+sqlfence.Table+" and it cannot be created: worker IDs are not fenced against a fail-over", "err", err)
+			return nil
+		}
+	}
+	p.fence = f
+	return nil
 }
 
 func (p *Provider) createSchema(ctx context.Context) error {
@@ -275,6 +313,13 @@ type row struct {
 
 // pick chooses and takes the ID inside the claim transaction.
 func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64, err error) {
+	if p.fence != nil {
+		// On a promoted replica that lacks the last claims, a worker ID
+		// a live node holds may look free: claim nothing until repaired.
+		if err := p.fence.Check(ctx, c, p.held.Name); err != nil {
+			return 0, 0, err
+		}
+	}
 	if p.sql.lock != "" {
 		var lockID int64
 		if err := c.QueryRowContext(ctx, p.sql.lock).Scan(&lockID); err != nil {
@@ -350,7 +395,13 @@ func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
 // stale. That is also how a lease resumed from the cache re-establishes
 // its row. Otherwise heartbeat fails, wrapping idforge.ErrLeaseLost.
 func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
-	res, err := p.db.ExecContext(ctx, p.sql.renew, last, id, p.held.Owner)
+	renew := p.sql.renew
+	if p.fence != nil {
+		// The renewal matches nothing on a server the fence does not
+		// name, in the same round trip.
+		renew += p.fence.Cond()
+	}
+	res, err := p.db.ExecContext(ctx, renew, last, id, p.held.Owner)
 	if err != nil {
 		return err
 	}
@@ -358,6 +409,18 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 		return err
 	} else if n == 1 {
 		return nil
+	}
+	if p.fence != nil {
+		// The database failed over: its rows may lack another node's
+		// claim of this very ID, or forget ours, so the lease is lost.
+		// `idforge keys repair` waits a full stale_after before the new
+		// server is accepted, so every holder has stopped by then.
+		if err := p.fence.Check(ctx, p.db, p.held.Name); err != nil {
+			if errors.Is(err, idforge.ErrStoreFailedOver) {
+				return fmt.Errorf("%w: %w", idforge.ErrLeaseLost, err)
+			}
+			return err
+		}
 	}
 	var (
 		r     row

@@ -250,3 +250,57 @@ func TestNew(t *testing.T) {
 		t.Fatalf("Close closed the caller's DB: %v", err)
 	}
 }
+
+// Across a fail-over to a MariaDB replica that lacks the last claims, no
+// worker ID goes to two live nodes: the holder's renewal on the promoted
+// replica reports the lease lost, and a node starting there (where the
+// holder's row may be missing) is refused with ErrStoreFailedOver until
+// the new server is accepted, which `idforge keys repair` does only after
+// a full stale_after.
+func TestFailoverNoWorkerIDTwice(t *testing.T) {
+	testsvc.Slow(t)
+	primary := testsvc.StartMariaDB(t, 1)
+	replica := testsvc.StartMariaDB(t, 2)
+	link := e2e.StartProxy(t, primary.Addr())
+	replica.ReplicateFrom(link.Addr())
+	primary.Exec("CREATE DATABASE idf")
+	u := "mysql://root@" + primary.Addr() + "," + replica.Addr() + "/idf?timeout=1s&stale_after=" + stale.String()
+
+	first := workertest.Acquire(t, workertest.Open(t, u, worker.Options{Owner: "first:1", Logger: quiet}), 3)
+	// The replica misses the second node's claim.
+	waitReplicated(t, replica)
+	link.Cut()
+	second := workertest.Acquire(t, workertest.Open(t, u, worker.Options{Owner: "second:1", Logger: quiet}), 3)
+	primary.Kill()
+	replica.Promote()
+
+	for _, l := range []worker.Lease{first, second} {
+		select {
+		case <-l.Done():
+		case <-time.After(10 * stale):
+			t.Fatalf("lease on worker ID %d still live %s after the fail-over", l.ID(), 10*stale)
+		}
+	}
+	_, err := workertest.Open(t, u, worker.Options{Owner: "third:1", Logger: quiet}).Acquire(context.Background(), 3)
+	if !errors.Is(err, idforge.ErrStoreFailedOver) {
+		t.Fatalf("a new node's Acquire on the promoted replica: %v, want ErrStoreFailedOver", err)
+	}
+}
+
+// waitReplicated waits until the replica has applied what it received.
+func waitReplicated(t *testing.T, replica *testsvc.MariaDBServer) {
+	t.Helper()
+	db := replica.DB()
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var n int
+		if err := db.QueryRow("SELECT COUNT(*) FROM idf.idforge_workers WHERE owner = 'first:1'").Scan(&n); err == nil && n == 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replica has not applied the first claim after 30s")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	mysqldrv "github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
@@ -109,7 +108,7 @@ func openMySQL(u *url.URL, query url.Values, timeout time.Duration) (*sql.DB, er
 	if drv.Timeout == 0 {
 		drv.Timeout = timeout
 	}
-	c, err := mysqldrv.NewConnector(drv)
+	c, err := mysqldsn.Connector(drv)
 	if err != nil {
 		return nil, err
 	}

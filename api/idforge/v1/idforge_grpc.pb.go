@@ -15,7 +15,7 @@
 //   NOT_FOUND         unknown_key
 //   ALREADY_EXISTS    key_exists
 //   FAILED_PRECONDITION rejected (a plugin refused the call; nothing was consumed)
-//   UNAVAILABLE       unavailable, clock_moved_backwards, lease_lost,
+//   UNAVAILABLE       unavailable, clock_moved_backwards, lease_lost, store_failed_over,
 //                     layout_expired, workers_exhausted, shutting_down, locked, timeout
 //   INTERNAL          space_exhausted, internal
 //   CANCELLED         canceled (the client went away)

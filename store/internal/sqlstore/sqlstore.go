@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqlfence"
 )
 
 // Defaults of the server backends' Config fields, which their Default
@@ -124,6 +125,10 @@ type Dialect struct {
 	// where they do not exist, leaving existing tables and their rows
 	// alone (Migrate).
 	CreateTables func(ctx context.Context, db *sql.DB) error
+	// Fence is the server family of the failover fence (internal/sqlfence)
+	// that claims check, or "" for none (an embedded database has no
+	// replica to fail over to). Migrate creates the fence's table.
+	Fence sqlfence.Flavor
 	// CreateTablesOnOpen has Open run CreateTables before it checks the
 	// tables: an embedded database has no administrator to run
 	// `idforge migrate`. A server's schema belongs to its administrators,
@@ -135,8 +140,8 @@ type Dialect struct {
 // listed, in that order, one per placeholder.
 type Statements struct {
 	// Columns lists (table name, lower-case column name) of leaf_alloc,
-	// idforge_keys and idforge_serials, as the other statements find
-	// those tables.
+	// idforge_keys and idforge_serials, and of idforge_fence when the
+	// dialect has a fence, as the other statements find those tables.
 	Columns string
 	// KeysTable tells, as one boolean, whether idforge_keys exists;
 	// SerialsTable whether idforge_serials does.
@@ -157,6 +162,12 @@ type Statements struct {
 	// where it is to (from, key, to). Its affected-row count must count a
 	// matched row also when from == to.
 	Return string
+	// MaxIDs reads biz_tag and max_id of every leaf_alloc row, locking
+	// them (FOR UPDATE) where the server can; Raise sets a key's max_id
+	// to floor where it is lower (floor, key, floor). The fail-over repair
+	// uses them in one transaction. Dialects without a fence leave them
+	// empty.
+	MaxIDs, Raise string
 	// Exists counts leaf_alloc's rows for a key (key).
 	Exists string
 	// Strategy reads the strategy of an idforge_keys row (key).
@@ -238,6 +249,9 @@ type Store struct {
 	// database not migrated since serials were added) SerialStore calls
 	// fail, saying to run `idforge migrate`.
 	hasSerials atomic.Bool
+	// fence is the failover fence when the dialect has one (nil
+	// otherwise); claims check it when the database has its table.
+	fence *sqlfence.Fence
 	// createdOnOpen are the tables Open created (Dialect.CreateTablesOnOpen),
 	// for MigrateTables to report.
 	createdOnOpen []string
@@ -249,16 +263,19 @@ type Store struct {
 
 // Every backend's Store, embedding this one, is each of these.
 var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
+	_ idforge.Store            = (*Store)(nil)
+	_ idforge.SegmentReturner  = (*Store)(nil)
+	_ idforge.Migrator         = (*Store)(nil)
+	_ idforge.SerialStore      = (*Store)(nil)
+	_ idforge.FailoverRepairer = (*Store)(nil)
 )
 
 // schema is what Open learnt about leaf_alloc: the statements naming its
 // description column, and those prepared for it. It never changes once
 // loaded: Migrate does not alter an existing leaf_alloc.
 type schema struct {
+	// fenced says that the claims check the failover fence.
+	fenced                            bool
 	claimStored, claimStep, read, key statement
 	keysSQL, insertSegmentSQL         string
 }
@@ -341,6 +358,13 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return s.wrap(ctx, err, "connect to "+s.name)
 	}
+	if s.d.Fence != "" {
+		f, err := sqlfence.New(ctx, s.db, s.d.Fence)
+		if err != nil {
+			return s.wrap(ctx, err, "identify the server of "+s.name)
+		}
+		s.fence = f
+	}
 	if s.d.CreateTablesOnOpen {
 		missing, err := s.missingTables(ctx)
 		if err != nil {
@@ -415,6 +439,15 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 		keysSQL:          fmt.Sprintf(q.KeysSegment, desc),
 		insertSegmentSQL: fmt.Sprintf(q.InsertSegment, desc),
 	}
+	claimStored, claimStep := q.ClaimStored, q.ClaimStep
+	if s.fence != nil {
+		if sch.fenced = len(cols[sqlfence.Table]) > 0; sch.fenced {
+			claimStored, claimStep = fenced(claimStored, s.fence), fenced(claimStep, s.fence)
+		} else {
+			s.log.Warn(s.d.Name+": no table "+sqlfence.Table+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
+				"db", s.name)
+		}
+	}
 	// The claims and Read, which runs in a claim's transaction, go to
 	// the writer; the key lookup to the readers.
 	prepare := func(db *sql.DB, text string) statement {
@@ -427,8 +460,8 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 		}
 		return st
 	}
-	sch.claimStored = prepare(s.db, q.ClaimStored)
-	sch.claimStep = prepare(s.db, q.ClaimStep)
+	sch.claimStored = prepare(s.db, claimStored)
+	sch.claimStep = prepare(s.db, claimStep)
 	sch.read = prepare(s.db, q.Read)
 	sch.key = prepare(s.rdb, fmt.Sprintf(q.KeySegment, desc))
 	if err != nil {
@@ -437,6 +470,16 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	}
 	s.sch.Store(sch)
 	return sch, nil
+}
+
+// fenced returns a claim's UPDATE that matches nothing unless the fence
+// names the server it runs on: the fence's condition goes at the end of
+// its WHERE clause, before RETURNING if it has one.
+func fenced(claim string, f *sqlfence.Fence) string {
+	if i := strings.LastIndex(claim, "\nRETURNING"); i >= 0 {
+		return claim[:i] + f.Cond() + claim[i:]
+	}
+	return claim + f.Cond()
 }
 
 // columns returns the lower-case column names of leaf_alloc,

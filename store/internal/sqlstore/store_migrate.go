@@ -4,11 +4,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/idforge/idforge/internal/sqlfence"
 )
 
 // Migrate implements idforge.Migrator: it creates leaf_alloc,
 // idforge_keys and idforge_serials where they do not exist
-// (Dialect.CreateTables), and then checks them as Open does. An existing
+// (Dialect.CreateTables), and, on a server, the failover fence
+// idforge_fence recording the server it runs on (internal/sqlfence), and
+// then checks them as Open does. An existing fence is left alone. An existing
 // table, Leaf's leaf_alloc included, is left as it is with its rows, its
 // collation and its column named desc rather than description if it has
 // one; a database migrated by an older idforge gains idforge_serials. It
@@ -25,6 +29,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	if err := s.d.CreateTables(ctx, s.db); err != nil {
 		return s.wrap(ctx, err, fmt.Sprintf("migrate %s", s.name))
+	}
+	if s.fence != nil {
+		if err := s.fence.Create(ctx, s.db); err != nil {
+			return s.wrap(ctx, err, fmt.Sprintf("migrate %s: create %s", s.name, sqlfence.Table))
+		}
 	}
 	if _, err := s.load(ctx); err != nil {
 		return err
@@ -48,6 +57,15 @@ func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
 	missing, err := s.missingTables(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if s.fence != nil {
+		has, err := s.fence.Exists(ctx, s.db)
+		if err != nil {
+			return nil, s.wrap(ctx, err, "look for table "+sqlfence.Table)
+		}
+		if !has {
+			missing = append(missing, sqlfence.Table)
+		}
 	}
 	if err := s.Migrate(ctx); err != nil {
 		return nil, err

@@ -26,6 +26,8 @@ import (
 // Errors, each naming the key: ErrUnknownKey when leaf_alloc has no such
 // row (also for a key of another strategy); ErrSpaceExhausted when the new
 // max_id would pass the largest int64 (the row is left unchanged);
+// ErrStoreFailedOver when the failover fence (internal/sqlfence) names
+// another server than the one the claim ran on: nothing was claimed;
 // ErrInvalidArgument for a negative step, a row whose max_id or step is
 // not an integer, or, when step is 0, a stored step that is not positive;
 // ErrClosed after Close; the context's error when it ends; otherwise the
@@ -73,7 +75,7 @@ var errRowChanged = errors.New("row changed")
 // isVerdict reports whether err is claim's answer about the key rather
 // than a failure to reach the database.
 func isVerdict(err error) bool {
-	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) ||
+	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrStoreFailedOver) ||
 		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*noLeafAllocError))
 }
 
@@ -188,6 +190,14 @@ func claimed(newMax, rowStep, step int64) idforge.Segment {
 // error naming the key, errRowChanged when the row could be claimed now,
 // or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step int64) error {
+	if sch.fenced {
+		if err := s.fence.Check(ctx, s.db, s.name); err != nil {
+			if errors.Is(err, idforge.ErrStoreFailedOver) {
+				s.log.Error(s.d.Name+": claim refused: the store failed over", "db", s.name, "key", key, "err", err)
+			}
+			return err
+		}
+	}
 	var maxID, rowStep sql.NullInt64
 	err := sch.read.queryRow(ctx, s.db, key).Scan(&maxID, &rowStep)
 	if errors.Is(err, sql.ErrNoRows) {
