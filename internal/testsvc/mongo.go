@@ -87,11 +87,13 @@ func mongoConnect(raw string) (*mongo.Client, error) {
 }
 
 // Mongo returns the idforge store URL of a database of its own on the
-// MongoDB server, e.g. "mongodb://127.0.0.1:27017/idforge_t_1f2e3d4c5b6a7988",
+// MongoDB server, e.g.
+// "mongodb://127.0.0.1:27017/idforge_t_1f2e3d4c5b6a7988?allow_ferretdb=true",
 // and drops the database when tb ends. MongoDB creates a database when
-// something is first written to it, so the database starts empty. The URL
-// carries no idforge parameters; the test server is a single node, so a
-// test adds allow_weak_writes=true itself only where it needs it.
+// something is first written to it, so the database starts empty. The
+// only parameter is allow_ferretdb=true: the test server is FerretDB
+// behind a front that runs one command at a time (tools/ferretdb), which
+// the store may use; against MongoDB the parameter changes nothing.
 func Mongo(tb testing.TB) string {
 	tb.Helper()
 	u, c := MongoAdmin(tb)
@@ -106,8 +108,12 @@ func Mongo(tb testing.TB) string {
 	store := *u
 	store.Path = "/" + name
 	store.RawPath = ""
+	store.RawQuery = MongoTestParams
 	return store.String()
 }
+
+// MongoTestParams are the parameters of the store URLs Mongo returns.
+const MongoTestParams = "allow_ferretdb=true"
 
 // MongoDB returns the database of a store URL returned by Mongo, on the
 // shared client, for documents a test writes or reads by hand.

@@ -11,16 +11,29 @@
 // It serves until it receives SIGINT or SIGTERM. It is a test fixture,
 // not a way to run idforge in production: use MongoDB (a replica set)
 // there.
+//
+// FerretDB 1.x applies findAndModify and update as a read of the matching
+// document followed by a write of the whole document, so two concurrent
+// $inc on one document can both read the same value: a lost update, which
+// for idforge would be an ID issued twice. MongoDB applies each to its
+// document atomically. This server therefore puts FerretDB behind a front
+// that runs one command at a time, for all connections together, which
+// gives the tests MongoDB's single-document atomicity (and more).
 package main
 
 import (
 	"context"
+	"encoding/binary"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 
 	"github.com/FerretDB/FerretDB/ferretdb"
@@ -50,8 +63,13 @@ func run(listen, dir, level string) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	front, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	defer front.Close()
 	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: listen},
+		Listener:  ferretdb.ListenerConfig{TCP: "127.0.0.1:0"},
 		Logger:    logger,
 		Handler:   "sqlite",
 		SQLiteURL: "file:" + abs + "/",
@@ -61,6 +79,84 @@ func run(listen, dir, level string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	logger.Info("serving", "uri", f.MongoDBURI(), "dir", abs)
+	back, err := url.Parse(f.MongoDBURI())
+	if err != nil {
+		return err
+	}
+	go serialize(ctx, front, back.Host, logger)
+	logger.Info("serving", "listen", front.Addr().String(), "ferretdb", back.Host, "dir", abs)
 	return f.Run(ctx)
+}
+
+// serialize accepts connections on front and relays each to FerretDB at
+// back, one command at a time across all connections.
+func serialize(ctx context.Context, front net.Listener, back string, logger *slog.Logger) {
+	go func() {
+		<-ctx.Done()
+		front.Close()
+	}()
+	var mu sync.Mutex
+	for {
+		c, err := front.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			b, err := net.Dial("tcp", back)
+			if err != nil {
+				logger.Error("dial FerretDB", "err", err)
+				return
+			}
+			defer b.Close()
+			for {
+				req, err := readMessage(c)
+				if err != nil {
+					return
+				}
+				if err := roundTrip(&mu, b, c, req); err != nil {
+					return
+				}
+			}
+		}()
+	}
+}
+
+// roundTrip sends one request to FerretDB and relays its reply, holding
+// mu throughout. An OP_MSG whose moreToCome flag is set has no reply.
+func roundTrip(mu *sync.Mutex, back, client net.Conn, req []byte) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if _, err := back.Write(req); err != nil {
+		return err
+	}
+	const opMsg, moreToCome = 2013, 1 << 1
+	if binary.LittleEndian.Uint32(req[12:16]) == opMsg && len(req) >= 20 && binary.LittleEndian.Uint32(req[16:20])&moreToCome != 0 {
+		return nil
+	}
+	resp, err := readMessage(back)
+	if err != nil {
+		return err
+	}
+	_, err = client.Write(resp)
+	return err
+}
+
+// readMessage reads one wire-protocol message: a little-endian int32
+// length (of the whole message) and the rest.
+func readMessage(r io.Reader) ([]byte, error) {
+	var hdr [16]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := int(binary.LittleEndian.Uint32(hdr[:4]))
+	if n < 16 || n > 64<<20 {
+		return nil, fmt.Errorf("bad message length %d", n)
+	}
+	msg := make([]byte, n)
+	copy(msg, hdr[:])
+	if _, err := io.ReadFull(r, msg[16:]); err != nil {
+		return nil, err
+	}
+	return msg, nil
 }

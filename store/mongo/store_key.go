@@ -1,0 +1,149 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/idforge/idforge"
+)
+
+// keyDoc is a document of KeysCollection. max_id and step are kept raw so
+// that a value a hand edit made a double or a string is told apart.
+type keyDoc struct {
+	Name        string        `bson:"_id"`
+	Strategy    string        `bson:"strategy,omitempty"`
+	MaxID       bson.RawValue `bson:"max_id,omitempty"`
+	Step        bson.RawValue `bson:"step,omitempty"`
+	Description string        `bson:"description,omitempty"`
+	Updated     time.Time     `bson:"update_time"`
+}
+
+// integer returns v as an int64 when it is a BSON int or long.
+func integer(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt64:
+		return v.Int64OK()
+	case bson.TypeInt32:
+		n, ok := v.Int32OK()
+		return int64(n), ok
+	}
+	return 0, false
+}
+
+func (d *keyDoc) key() (idforge.Key, error) {
+	k := idforge.Key{Name: d.Name, Strategy: idforge.Strategy(d.Strategy), Description: d.Description, Updated: d.Updated.UTC()}
+	if k.Strategy != idforge.StrategySegment {
+		return k, nil
+	}
+	maxID, ok1 := integer(d.MaxID)
+	step, ok2 := integer(d.Step)
+	if !ok1 || !ok2 {
+		return idforge.Key{}, errNotIntegers(d.Name)
+	}
+	k.MaxID, k.Step = maxID, step
+	return k, nil
+}
+
+// CreateKey implements idforge.KeyStore: it inserts the key's document,
+// its name as _id, so that MongoDB's unique _id index decides between
+// creators of one name, whatever their strategies, in any number of
+// processes. A segment key's document holds max_id = k.MaxID (the first
+// ID issued) and step = k.Step, both as 64-bit integers.
+//
+// Errors: those of idforge.Key.Validate; ErrKeyExists when the name is
+// taken; an error saying to run `idforge migrate` on a database without
+// idforge's collections; ErrClosed after Close.
+func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := k.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	doc := bson.D{{Key: "_id", Value: k.Name}, {Key: "strategy", Value: string(k.Strategy)}}
+	if k.Strategy == idforge.StrategySegment {
+		doc = append(doc, bson.E{Key: "max_id", Value: k.MaxID}, bson.E{Key: "step", Value: k.Step})
+	}
+	if k.Description != "" {
+		doc = append(doc, bson.E{Key: "description", Value: k.Description})
+	}
+	doc = append(doc, bson.E{Key: "update_time", Value: time.Now().UTC()})
+	_, err := s.keys.InsertOne(ctx, doc)
+	switch {
+	case err == nil:
+		return nil
+	case mongo.IsDuplicateKeyError(err):
+		return fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)
+	}
+	return s.wrap(ctx, err, fmt.Sprintf("create key %q", k.Name))
+}
+
+// Key implements idforge.KeyStore. It returns an error wrapping
+// idforge.ErrUnknownKey when there is no such key, one wrapping
+// ErrInvalidArgument for a segment key whose document a hand edit left
+// without integer max_id and step, and ErrClosed after Close.
+func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Key{}, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return idforge.Key{}, err
+	}
+	var doc keyDoc
+	err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	if err != nil {
+		return idforge.Key{}, s.wrap(ctx, err, fmt.Sprintf("read key %q", name))
+	}
+	return doc.key()
+}
+
+// Keys implements idforge.KeyStore: every key, sorted by name in byte
+// order (the _id index's order for strings). It returns an error wrapping
+// ErrClosed after Close.
+func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	cur, err := s.keys.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap(ctx, err, "list keys")
+	}
+	defer cur.Close(ctx)
+	out := []idforge.Key{}
+	for cur.Next(ctx) {
+		var doc keyDoc
+		if err := cur.Decode(&doc); err != nil {
+			return nil, s.wrap(ctx, err, "list keys")
+		}
+		k, err := doc.key()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, k)
+	}
+	if err := cur.Err(); err != nil {
+		return nil, s.wrap(ctx, err, "list keys")
+	}
+	return out, nil
+}

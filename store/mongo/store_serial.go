@@ -1,0 +1,113 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/idforge/idforge"
+)
+
+// serialDoc is a document of SerialsCollection.
+type serialDoc struct {
+	Name        string    `bson:"_id"`
+	Template    string    `bson:"template"`
+	TimeZone    string    `bson:"time_zone,omitempty"`
+	Description string    `bson:"description,omitempty"`
+	Updated     time.Time `bson:"update_time"`
+}
+
+func (d *serialDoc) serial() idforge.Serial {
+	return idforge.Serial{Name: d.Name, Template: d.Template, TimeZone: d.TimeZone, Description: d.Description, Updated: d.Updated.UTC()}
+}
+
+// CreateSerial implements idforge.SerialStore: it inserts the
+// definition's document, its name as _id (MongoDB's unique _id index
+// decides between creators in any number of processes). Serial names are
+// a namespace of their own: a key of the same name does not take one.
+//
+// Errors: those of idforge.Serial.Validate; ErrKeyExists when a serial of
+// that name exists; an error saying to run `idforge migrate` on a
+// database without idforge's collections; ErrClosed after Close.
+func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := def.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	doc := serialDoc{Name: def.Name, Template: def.Template, TimeZone: def.TimeZone, Description: def.Description,
+		Updated: time.Now().UTC()}
+	_, err := s.serials.InsertOne(ctx, doc)
+	switch {
+	case err == nil:
+		return nil
+	case mongo.IsDuplicateKeyError(err):
+		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
+	}
+	return s.wrap(ctx, err, fmt.Sprintf("create serial %q", def.Name))
+}
+
+// Serial implements idforge.SerialStore. It returns an error wrapping
+// idforge.ErrUnknownKey when there is no serial of that name, and
+// ErrClosed after Close.
+func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Serial{}, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return idforge.Serial{}, err
+	}
+	var doc serialDoc
+	err := s.serials.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
+	}
+	if err != nil {
+		return idforge.Serial{}, s.wrap(ctx, err, fmt.Sprintf("read serial %q", name))
+	}
+	return doc.serial(), nil
+}
+
+// Serials implements idforge.SerialStore: every serial definition, sorted
+// by name in byte order. Its errors are Serial's, but for ErrUnknownKey.
+func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	const what = "list serials"
+	cur, err := s.serials.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap(ctx, err, what)
+	}
+	defer cur.Close(ctx)
+	out := []idforge.Serial{}
+	for cur.Next(ctx) {
+		var doc serialDoc
+		if err := cur.Decode(&doc); err != nil {
+			return nil, s.wrap(ctx, err, what)
+		}
+		out = append(out, doc.serial())
+	}
+	if err := cur.Err(); err != nil {
+		return nil, s.wrap(ctx, err, what)
+	}
+	return out, nil
+}
