@@ -18,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
@@ -170,10 +171,11 @@ func (s *Store) open(ctx context.Context, forMigrate, allowFerretDB bool) error 
 	if err := s.client.Ping(ctx, readpref.Primary()); err != nil {
 		return s.wrap(ctx, err, "connect to "+s.name)
 	}
-	if !allowFerretDB {
-		if err := s.refuseFerretDB(ctx); err != nil {
-			return err
+	if err := mongodsn.CheckServer(ctx, s.client, allowFerretDB); err != nil {
+		if !errors.Is(err, mongodsn.ErrFerretDB) {
+			return s.wrap(ctx, err, "connect to "+s.name)
 		}
+		return fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.name, err)
 	}
 	err := s.check(ctx)
 	var nm *notMigratedError
@@ -181,21 +183,6 @@ func (s *Store) open(ctx context.Context, forMigrate, allowFerretDB bool) error 
 		return nil
 	}
 	return err
-}
-
-// refuseFerretDB returns an error wrapping idforge.ErrInvalidArgument
-// when the server is FerretDB (its buildInfo has ferretdbVersion).
-func (s *Store) refuseFerretDB(ctx context.Context) error {
-	var info bson.M
-	if err := s.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
-		return s.wrap(ctx, err, "buildInfo")
-	}
-	if v, ok := info["ferretdbVersion"]; ok {
-		return fmt.Errorf("%w: mongodb: %s is FerretDB %v, which applies findAndModify as a read and then a write, not atomically: "+
-			"concurrent claims could repeat IDs; use MongoDB, or add allow_ferretdb=true for a FerretDB that runs one command at a time (tools/ferretdb's test server)",
-			idforge.ErrInvalidArgument, s.name, v)
-	}
-	return nil
 }
 
 // serverName is the hosts of a client configuration, for messages.

@@ -7,11 +7,15 @@
 package mongodsn
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
@@ -138,4 +142,30 @@ func wcJ(wc *writeconcern.WriteConcern) any {
 		return "(default)"
 	}
 	return *wc.Journal
+}
+
+// ErrFerretDB is wrapped by CheckServer's refusal of a FerretDB server.
+var ErrFerretDB = errors.New("the server is FerretDB")
+
+// CheckServer returns an error wrapping ErrFerretDB when the server client is connected to is
+// FerretDB (its buildInfo has ferretdbVersion) and allowFerretDB is
+// false: FerretDB 1.x applies findAndModify and update as a read and then
+// a write of the document, not atomically, so concurrent increments could
+// both read one value and issue it twice. The error says to add
+// allow_ferretdb=true, which is right only for a FerretDB that runs one
+// command at a time (tools/ferretdb's test server). Other errors are the
+// driver's.
+func CheckServer(ctx context.Context, client *mongo.Client, allowFerretDB bool) error {
+	if allowFerretDB {
+		return nil
+	}
+	var info bson.M
+	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		return fmt.Errorf("buildInfo: %w", err)
+	}
+	if v, ok := info["ferretdbVersion"]; ok {
+		return fmt.Errorf("%w %v, which applies findAndModify and update as a read and then a write, not atomically: "+
+			"concurrent increments could repeat values; use MongoDB, or add allow_ferretdb=true for a FerretDB that runs one command at a time (tools/ferretdb's test server)", ErrFerretDB, v)
+	}
+	return nil
 }
