@@ -16,6 +16,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -55,8 +56,8 @@ type counterDoc struct {
 // mark returns the document as a Mark, or an error naming the counter
 // when a hand edit left it without integers.
 func (d counterDoc) mark(name string) (sequence.Mark, error) {
-	p, ok1 := integer(d.Period)
-	n, ok2 := integer(d.N)
+	p, ok1 := mongodsn.Integer(d.Period)
+	n, ok2 := mongodsn.Integer(d.N)
 	if !ok1 || !ok2 {
 		return sequence.Mark{}, fmt.Errorf("%w: mongodb counter %q: period and n must be integers (int or long)", idforge.ErrInvalidArgument, name)
 	}

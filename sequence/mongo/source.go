@@ -18,6 +18,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -102,7 +103,7 @@ func NewSource(ctx context.Context, db *mongo.Database, cfg SourceConfig) (*Sour
 	if err != nil {
 		return nil, fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, cfg.Name, err)
 	}
-	v, ok := integer(doc.Value)
+	v, ok := mongodsn.Integer(doc.Value)
 	if !ok || v < 0 {
 		return nil, fmt.Errorf("%w: mongodb source %q: current_value is %v, not a counter (an int or long ≥ 0)", idforge.ErrInvalidArgument, cfg.Name, doc.Value)
 	}
@@ -116,21 +117,6 @@ func (s *Source) ctx(ctx context.Context) (context.Context, context.CancelFunc) 
 	}
 	return context.WithTimeout(ctx, s.timeout)
 }
-
-// integer returns v as an int64 when it is a BSON int or long.
-func integer(v bson.RawValue) (int64, bool) {
-	switch v.Type {
-	case bson.TypeInt64:
-		return v.Int64OK()
-	case bson.TypeInt32:
-		n, ok := v.Int32OK()
-		return int64(n), ok
-	}
-	return 0, false
-}
-
-// integerTypes are the BSON types a counter may hold.
-var integerTypes = bson.A{"int", "long"}
 
 // Next returns the document's next value. It returns an error wrapping
 // sequence.ErrCounterLost (and idforge.ErrUnavailable) when the document
@@ -147,7 +133,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	defer cancel()
 	floor := s.seen.Load()
 	filter := bson.D{{Key: "_id", Value: s.name},
-		{Key: "current_value", Value: bson.D{{Key: "$type", Value: integerTypes}, {Key: "$lt", Value: int64(math.MaxInt64)}}}}
+		{Key: "current_value", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lt", Value: int64(math.MaxInt64)}}}}
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "current_value", Value: int64(1)}}}}
 	var doc seqDoc
 	var err error
@@ -164,7 +150,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, s.name, err)
 	}
-	v, ok := integer(doc.Value)
+	v, ok := mongodsn.Integer(doc.Value)
 	if !ok {
 		return 0, fmt.Errorf("%w: mongodb source %q: current_value is %v after $inc", idforge.ErrInvalidArgument, s.name, doc.Value)
 	}
@@ -187,7 +173,7 @@ func (s *Source) why(ctx context.Context, floor int64) error {
 	if err != nil {
 		return fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, s.name, err)
 	}
-	v, ok := integer(doc.Value)
+	v, ok := mongodsn.Integer(doc.Value)
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: mongodb source %q: current_value is %v, not an integer (write NumberLong(…) in the mongo shell)", idforge.ErrInvalidArgument, s.name, doc.Value)

@@ -11,6 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
 )
 
 // keyDoc is a document of KeysCollection. max_id and step are kept raw so
@@ -24,25 +25,13 @@ type keyDoc struct {
 	Updated     time.Time     `bson:"update_time"`
 }
 
-// integer returns v as an int64 when it is a BSON int or long.
-func integer(v bson.RawValue) (int64, bool) {
-	switch v.Type {
-	case bson.TypeInt64:
-		return v.Int64OK()
-	case bson.TypeInt32:
-		n, ok := v.Int32OK()
-		return int64(n), ok
-	}
-	return 0, false
-}
-
 func (d *keyDoc) key() (idforge.Key, error) {
 	k := idforge.Key{Name: d.Name, Strategy: idforge.Strategy(d.Strategy), Description: d.Description, Updated: d.Updated.UTC()}
 	if k.Strategy != idforge.StrategySegment {
 		return k, nil
 	}
-	maxID, ok1 := integer(d.MaxID)
-	step, ok2 := integer(d.Step)
+	maxID, ok1 := mongodsn.Integer(d.MaxID)
+	step, ok2 := mongodsn.Integer(d.Step)
 	if !ok1 || !ok2 {
 		return idforge.Key{}, errNotIntegers(d.Name)
 	}
@@ -125,25 +114,31 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	cur, err := s.keys.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	docs, err := list[keyDoc](ctx, s, s.keys, "list keys")
 	if err != nil {
-		return nil, s.wrap(ctx, err, "list keys")
+		return nil, err
 	}
-	defer cur.Close(ctx)
-	out := []idforge.Key{}
-	for cur.Next(ctx) {
-		var doc keyDoc
-		if err := cur.Decode(&doc); err != nil {
-			return nil, s.wrap(ctx, err, "list keys")
-		}
+	out := make([]idforge.Key, 0, len(docs))
+	for _, doc := range docs {
 		k, err := doc.key()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, k)
 	}
-	if err := cur.Err(); err != nil {
-		return nil, s.wrap(ctx, err, "list keys")
-	}
 	return out, nil
+}
+
+// list returns every document of coll, sorted by _id (names in byte
+// order), decoded as D.
+func list[D any](ctx context.Context, s *Store, coll *mongo.Collection, what string) ([]D, error) {
+	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return nil, s.wrap(ctx, err, what)
+	}
+	var docs []D
+	if err := cur.All(ctx, &docs); err != nil {
+		return nil, s.wrap(ctx, err, what)
+	}
+	return docs, nil
 }

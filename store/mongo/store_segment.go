@@ -10,15 +10,10 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
 )
 
 const maxInt64 = 1<<63 - 1
-
-// integerTypes are the BSON types a max_id or step may have: what idforge
-// writes (long) and what a hand edit with NumberInt leaves (int). A double
-// (what the mongo shell writes for a plain number) is refused: it cannot
-// hold every int64.
-var integerTypes = bson.A{"int", "long"}
 
 // ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
 // adds step (the key's stored step when step is 0) to the key's max_id
@@ -99,7 +94,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err := s.check(ctx); err != nil {
 		return idforge.Segment{}, err
 	}
-	used, stepFilter := step, bson.E{Key: "step", Value: bson.D{{Key: "$type", Value: integerTypes}}}
+	used, stepFilter := step, bson.E{Key: "step", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}}}
 	if step == 0 {
 		stored, ok := s.steps.Load(key)
 		if !ok {
@@ -118,7 +113,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	filter := bson.D{
 		{Key: "_id", Value: key},
 		{Key: "strategy", Value: string(idforge.StrategySegment)},
-		{Key: "max_id", Value: bson.D{{Key: "$type", Value: integerTypes}, {Key: "$lte", Value: maxInt64 - used}}},
+		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: maxInt64 - used}}},
 		stepFilter,
 	}
 	update := bson.D{
@@ -136,8 +131,8 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	newMax, ok1 := integer(doc.MaxID)
-	rowStep, ok2 := integer(doc.Step)
+	newMax, ok1 := mongodsn.Integer(doc.MaxID)
+	rowStep, ok2 := mongodsn.Integer(doc.Step)
 	if !ok1 || !ok2 {
 		// Only if the document changed type between the filter and the
 		// update, which MongoDB's single-document atomicity rules out.
@@ -164,8 +159,8 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 		s.steps.Delete(key)
 		return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, doc.Strategy)
 	}
-	maxID, ok1 := integer(doc.MaxID)
-	rowStep, ok2 := integer(doc.Step)
+	maxID, ok1 := mongodsn.Integer(doc.MaxID)
+	rowStep, ok2 := mongodsn.Integer(doc.Step)
 	if !ok1 || !ok2 {
 		s.steps.Delete(key)
 		return errNotIntegers(key)

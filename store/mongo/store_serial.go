@@ -8,7 +8,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
 )
@@ -93,21 +92,13 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 		return nil, err
 	}
 	const what = "list serials"
-	cur, err := s.serials.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	docs, err := list[serialDoc](ctx, s, s.serials, what)
 	if err != nil {
-		return nil, s.wrap(ctx, err, what)
+		return nil, err
 	}
-	defer cur.Close(ctx)
-	out := []idforge.Serial{}
-	for cur.Next(ctx) {
-		var doc serialDoc
-		if err := cur.Decode(&doc); err != nil {
-			return nil, s.wrap(ctx, err, what)
-		}
+	out := make([]idforge.Serial, 0, len(docs))
+	for _, doc := range docs {
 		out = append(out, doc.serial())
-	}
-	if err := cur.Err(); err != nil {
-		return nil, s.wrap(ctx, err, what)
 	}
 	return out, nil
 }

@@ -3,7 +3,11 @@
 // sequence source, and owns their failover-safety rule: writes wait for a
 // majority of the replica set (w=majority) and reads see only what a
 // majority has (readConcernLevel=majority), unless the URL weakens them
-// and says so with allow_weak_writes=true or allow_weak_reads=true.
+// and says so with allow_weak_writes=true or allow_weak_reads=true. It
+// also owns the two rules the MongoDB store and source share about the
+// server and its documents: a FerretDB server is refused unless the URL
+// allows it (CheckServer), and which BSON numbers count as integers
+// (Integer).
 package mongodsn
 
 import (
@@ -168,4 +172,22 @@ func CheckServer(ctx context.Context, client *mongo.Client, allowFerretDB bool) 
 			"concurrent increments could repeat values; use MongoDB, or add allow_ferretdb=true for a FerretDB that runs one command at a time (tools/ferretdb's test server)", ErrFerretDB, v)
 	}
 	return nil
+}
+
+// IntegerTypes are the BSON types idforge reads as integers in its
+// documents, for a $type filter: what it writes (long) and what a hand
+// edit with NumberInt leaves (int). A double, what the mongo shell writes
+// for a plain number, is refused: it cannot hold every int64.
+var IntegerTypes = bson.A{"int", "long"}
+
+// Integer returns v as an int64 when it is of IntegerTypes.
+func Integer(v bson.RawValue) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt64:
+		return v.Int64OK()
+	case bson.TypeInt32:
+		n, ok := v.Int32OK()
+		return int64(n), ok
+	}
+	return 0, false
 }
