@@ -19,6 +19,7 @@ import (
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -142,7 +143,9 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		if err == nil || attempt == 2 || !mongo.IsNetworkError(err) || ctx.Err() != nil {
 			break
 		}
-		time.Sleep(time.Duration(10+rand.IntN(40)) * time.Millisecond)
+		if wait.For(ctx, time.Duration(10+rand.IntN(40))*time.Millisecond) != nil {
+			break
+		}
 	}
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		return 0, s.why(ctx, floor)
