@@ -1,6 +1,7 @@
 package mongo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,8 @@ type Config struct {
 	// with ParseURL, or apply the failover-safety defaults the package
 	// documentation describes yourself.
 	Client *options.ClientOptions
-	// Database names the database; empty means "idforge".
+	// Database names the database; empty means "idforge"
+	// (mongodsn's DefaultDatabase).
 	Database string
 	// Timeout bounds each call (with its retries) whose context has no
 	// earlier deadline. 0 means DefaultTimeout. Migrate is bounded by its
@@ -143,10 +145,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	dbName := cfg.Database
-	if dbName == "" {
-		dbName = "idforge"
-	}
+	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
 	s.name = serverName(cfg.Client) + "/" + dbName
 	client, err := mongo.Connect(cfg.Client)
 	if err != nil {
