@@ -55,11 +55,6 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return err
-	}
 	doc := bson.D{{Key: "_id", Value: k.Name}, {Key: "strategy", Value: string(k.Strategy)}}
 	if k.Strategy == idforge.StrategySegment {
 		doc = append(doc, bson.E{Key: "max_id", Value: k.MaxID}, bson.E{Key: "step", Value: k.Step})
@@ -68,14 +63,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		doc = append(doc, bson.E{Key: "description", Value: k.Description})
 	}
 	doc = append(doc, bson.E{Key: "update_time", Value: time.Now().UTC()})
-	_, err := s.keys.InsertOne(ctx, doc)
-	switch {
-	case err == nil:
-		return nil
-	case mongo.IsDuplicateKeyError(err):
-		return fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)
-	}
-	return s.wrap(ctx, err, fmt.Sprintf("create key %q", k.Name))
+	return s.insert(ctx, s.keys, doc, fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name), fmt.Sprintf("create key %q", k.Name))
 }
 
 // Key implements idforge.KeyStore. It returns an error wrapping
@@ -86,18 +74,9 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 	if err := s.checkOpen(); err != nil {
 		return idforge.Key{}, err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return idforge.Key{}, err
-	}
 	var doc keyDoc
-	err := s.keys.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
-	}
-	if err != nil {
-		return idforge.Key{}, s.wrap(ctx, err, fmt.Sprintf("read key %q", name))
+	if err := s.findOne(ctx, s.keys, name, &doc, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read key %q", name)); err != nil {
+		return idforge.Key{}, err
 	}
 	return doc.key()
 }
@@ -141,4 +120,42 @@ func list[D any](ctx context.Context, s *Store, coll *mongo.Collection, what str
 		return nil, s.wrap(ctx, err, what)
 	}
 	return docs, nil
+}
+
+// insert is the common part of CreateKey and CreateSerial: it inserts doc
+// into coll once the database is migrated, and returns taken for a
+// duplicate _id.
+func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, taken error, what string) error {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	_, err := coll.InsertOne(ctx, doc)
+	switch {
+	case err == nil:
+		return nil
+	case mongo.IsDuplicateKeyError(err):
+		return taken
+	}
+	return s.wrap(ctx, err, what)
+}
+
+// findOne is the common part of Key and Serial: it decodes the document
+// of coll whose _id is name into doc once the database is migrated, and
+// returns unknown when there is none.
+func (s *Store) findOne(ctx context.Context, coll *mongo.Collection, name string, doc any, unknown error, what string) error {
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return err
+	}
+	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(doc)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return unknown
+	}
+	return s.wrap(ctx, err, what)
 }

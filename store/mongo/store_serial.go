@@ -2,12 +2,8 @@ package mongo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
-
-	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 
 	"github.com/idforge/idforge"
 )
@@ -40,21 +36,9 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return err
-	}
 	doc := serialDoc{Name: def.Name, Template: def.Template, TimeZone: def.TimeZone, Description: def.Description,
 		Updated: time.Now().UTC()}
-	_, err := s.serials.InsertOne(ctx, doc)
-	switch {
-	case err == nil:
-		return nil
-	case mongo.IsDuplicateKeyError(err):
-		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
-	}
-	return s.wrap(ctx, err, fmt.Sprintf("create serial %q", def.Name))
+	return s.insert(ctx, s.serials, doc, fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name), fmt.Sprintf("create serial %q", def.Name))
 }
 
 // Serial implements idforge.SerialStore. It returns an error wrapping
@@ -64,18 +48,9 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 	if err := s.checkOpen(); err != nil {
 		return idforge.Serial{}, err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return idforge.Serial{}, err
-	}
 	var doc serialDoc
-	err := s.serials.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
-	if errors.Is(err, mongo.ErrNoDocuments) {
-		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
-	}
-	if err != nil {
-		return idforge.Serial{}, s.wrap(ctx, err, fmt.Sprintf("read serial %q", name))
+	if err := s.findOne(ctx, s.serials, name, &doc, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read serial %q", name)); err != nil {
+		return idforge.Serial{}, err
 	}
 	return doc.serial(), nil
 }
