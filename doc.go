@@ -22,7 +22,7 @@
 //     and the proof that an accepted template never repeats a value.
 //     obfuscate: keyed permutations and string forms (base62, Sqids).
 //   - sequence: sources and per-period counters behind one small interface
-//     (redis, memcache, sqlrow, autoinc, tickets); sequence/compose: the
+//     (redis, memcache, mongo, sqlrow, autoinc, tickets); sequence/compose: the
 //     bitwise load balancing and memory expansion over any of them.
 //   - worker: worker-ID providers and leases (static, file, k8s; etcd,
 //     zookeeper, redis, sql), the renewal with fencing, the local cache and
@@ -31,7 +31,8 @@
 //     node (owner, logger, clock, cache) and the Redis and SQL lease flow.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
-//     of; store/redis (Redis in front of one of them); store/memstore for
+//     of; store/mongo (MongoDB, single-document atomic updates);
+//     store/redis (Redis in front of one of them); store/memstore for
 //     tests; store/storetest the conformance suite every backend runs.
 //   - issuer: routes a key to its strategy, applies formats and plugins;
 //     plugin: interceptors around every issue and the registry of kinds.

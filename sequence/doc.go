@@ -14,6 +14,7 @@
 //
 //	redis://[user:password@]host:6379/0?key=orders        sequence/redis: INCR on one key (rediss:// for TLS)
 //	memcache://host:11211?key=orders&create=true          sequence/memcache: incr on one item
+//	mongodb://user:password@h1,h2,h3/db?name=orders       sequence/mongo: $inc on one document (also mongodb+srv)
 //	sqlrow+mysql://user:password@host:3306/db?name=orders sequence/sqlrow: current_value + 1 on a named row
 //	sqlrow+postgres://user@host:5432/db?name=orders       (also sqlrow+postgresql)
 //	sqlrow+sqlite:///var/lib/idforge/seq.db?name=orders   (sqlrow+sqlite:relative.db)
@@ -44,14 +45,16 @@
 // A Counter (an idforge.PeriodCounter) numbers things within calendar
 // periods that restart: every second, minute, hour, day or month of a
 // time zone. Serial numbers combine the period with its count:
-// 250413120000 + 0001. Backends: Redis (sequence/redis) and SQL
-// (sequence/sqlrow: MySQL/MariaDB, PostgreSQL, SQLite), behind the small
+// 250413120000 + 0001. Backends: Redis (sequence/redis), MongoDB
+// (sequence/mongo) and SQL (sequence/sqlrow: MySQL/MariaDB, PostgreSQL,
+// SQLite), behind the small
 // CounterStore interface. OpenCounter builds one from a URL:
 //
 //	redis://host:6379/0?name=order_seq&period=second&cap=16383&over_cap=wait&tz=Asia/Shanghai&dir=/var/lib/idforge
 //	mysql://user:password@host:3306/db?name=waybill&period=day&cap=99999
 //	postgres://user@host:5432/db?name=waybill&period=day
 //	sqlite:///var/lib/idforge/counters.db?name=waybill&period=month
+//	mongodb://h1,h2,h3/db?replicaSet=rs0&name=waybill&period=day
 //
 // Periods are identified by stamps, the decimal number of their calendar
 // fields (20250413120509 for a second, 20250413 for a day; see

@@ -13,13 +13,13 @@ import (
 )
 
 func TestSchemes(t *testing.T) {
-	want := []string{"autoinc+mysql", "autoinc+postgres", "autoinc+postgresql", "autoinc+sqlite", "memcache",
+	want := []string{"autoinc+mysql", "autoinc+postgres", "autoinc+postgresql", "autoinc+sqlite", "memcache", "mongodb", "mongodb+srv",
 		"redis", "redis+cluster", "redis+sentinel", "rediss", "rediss+cluster", "rediss+sentinel",
 		"sqlrow+mysql", "sqlrow+postgres", "sqlrow+postgresql", "sqlrow+sqlite", "tickets+mysql"}
 	if got := sequence.Names(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("Names() = %v\nwant %v", got, want)
 	}
-	wantC := []string{"mysql", "postgres", "postgresql",
+	wantC := []string{"mongodb", "mongodb+srv", "mysql", "postgres", "postgresql",
 		"redis", "redis+cluster", "redis+sentinel", "rediss", "rediss+cluster", "rediss+sentinel", "sqlite"}
 	if got := sequence.CounterNames(); strings.Join(got, " ") != strings.Join(wantC, " ") {
 		t.Errorf("CounterNames() = %v\nwant %v", got, wantC)

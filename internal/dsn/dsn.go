@@ -2,9 +2,9 @@
 // (stores, worker-ID providers, sequence sources): parsing a URL without
 // repeating it in errors, the text of a URL with its passwords hidden,
 // and idforge's own typed query parameters, taken out of a query whose
-// other parameters may be a driver's. Its subpackages build the MySQL
-// and PostgreSQL drivers' configurations; they are apart so that
-// importing one driver does not link (and register) the other.
+// other parameters may be a driver's. Its subpackages build the MySQL,
+// PostgreSQL and MongoDB drivers' configurations; they are apart so that
+// importing one driver does not link (and register) the others.
 package dsn
 
 import (

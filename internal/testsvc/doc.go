@@ -5,11 +5,15 @@
 // (idforge_t_<hex>), drop it when the test ends, and return the idforge
 // store URL for it. MySQLDB and PostgresDB open such a database directly,
 // for tests that set up tables by hand (as Leaf or an operator would).
+// Mongo does the same on the MongoDB server (FerretDB, built from
+// tools/ferretdb, in development and CI), and MongoDB hands out such a
+// database for documents written by hand.
 //
 // The servers are found through the admin URLs in the environment:
 //
 //	IDFORGE_TEST_MYSQL     default mysql://root@127.0.0.1:3306/
 //	IDFORGE_TEST_POSTGRES  default postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+//	IDFORGE_TEST_MONGO     default mongodb://127.0.0.1:27017/
 //
 // For Redis, Redis gives a test a key prefix of its own on the shared
 // server, while StartRedisServer, StartRedisSentinels,

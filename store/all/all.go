@@ -11,6 +11,7 @@
 package all
 
 import (
+	_ "github.com/idforge/idforge/store/mongo"    // schemes "mongodb", "mongodb+srv"
 	_ "github.com/idforge/idforge/store/mysql"    // scheme "mysql"
 	_ "github.com/idforge/idforge/store/postgres" // schemes "postgres", "postgresql"
 	_ "github.com/idforge/idforge/store/redis"    // scheme "redisseg" (Redis in front of one of the others)

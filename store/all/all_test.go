@@ -9,7 +9,7 @@ import (
 )
 
 func TestRegistersBackends(t *testing.T) {
-	for _, scheme := range []string{"mysql", "postgres", "postgresql", "sqlite"} {
+	for _, scheme := range []string{"mongodb", "mongodb+srv", "mysql", "postgres", "postgresql", "sqlite"} {
 		if !slices.Contains(store.Names(), scheme) {
 			t.Errorf("scheme %q not registered; store.Names() = %q", scheme, store.Names())
 		}

@@ -1,7 +1,7 @@
 // Package redis is a segment store with Redis in front of a database:
 // the segment strategy of issuers that hand out segments with Redis Lua
-// scripts and persist max to MongoDB, with the SQL stores (SQLite,
-// MySQL/MariaDB, PostgreSQL) in MongoDB's place. Redis hands out segments
+// scripts and persist max to MongoDB (store/mongo), or to one of the SQL
+// stores (SQLite, MySQL/MariaDB, PostgreSQL). Redis hands out segments
 // from one hash per key, moved by one Lua script per claim; the database
 // keeps the keys, their catalogue and max_id, the durable high-water mark,
 // which always lies above every value Redis has handed out or may hand

@@ -1,0 +1,240 @@
+package mongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn/mongodsn"
+)
+
+const maxInt64 = 1<<63 - 1
+
+// ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
+// adds step (the key's stored step when step is 0) to the key's max_id
+// and returns [new max_id − step, new max_id), so a key (max_id 1, step
+// 2000) yields [1, 2001) first. The claim is one findOneAndUpdate on the
+// key's document: a filter that matches only a segment key whose max_id
+// is an integer that can grow by step without passing the largest int64
+// (and, for the stored step, whose step is the one this Store read), an
+// $inc of max_id, and the document as the update left it. MongoDB applies
+// it to the document atomically, so claims from any number of processes
+// never overlap. With the default write concern (w=majority) it returns
+// once a majority of the replica set has the claim, so no fail-over can
+// hand its range out again.
+//
+// A transient failure (no primary, a connection reset, a primary
+// stepping down) is retried with backoff, up to Config.Retries times,
+// within the call's deadline. A claim whose reply was lost may have been
+// applied: the retry then claims the next range and the first is never
+// issued, a gap but never a value twice.
+//
+// Errors, each naming the key: ErrUnknownKey when there is no such key
+// (also for a key of another strategy); ErrSpaceExhausted when the new
+// max_id would pass the largest int64 (the document is left unchanged);
+// ErrInvalidArgument for a negative step, a document whose max_id or step
+// is not an integer, or, when step is 0, a stored step that is not
+// positive; ErrClosed after Close; the context's error when it ends;
+// otherwise the driver's error after the last attempt.
+func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Segment{}, err
+	}
+	if step < 0 {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	what := fmt.Sprintf("claim segment for key %q", key)
+	for attempt, changed := 0, 0; ; {
+		seg, err := s.claim(ctx, key, step)
+		switch {
+		case err == nil:
+			return seg, nil
+		case errors.Is(err, errDocChanged):
+			// The step changed between the look at it and the claim:
+			// try again, a bounded number of times.
+			if changed++; changed < 3 {
+				continue
+			}
+			return idforge.Segment{}, fmt.Errorf("mongodb: %s: document keeps changing, giving up", what)
+		case isVerdict(err):
+			return idforge.Segment{}, err
+		}
+		if s.closed.Load() || attempt >= s.retries || !transient(err) {
+			return idforge.Segment{}, s.wrap(ctx, err, what)
+		}
+		s.log.Warn("mongodb: claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
+		if !backoff(ctx, attempt) {
+			return idforge.Segment{}, s.wrap(ctx, err, what)
+		}
+		attempt++
+	}
+}
+
+// errDocChanged is returned by claim when the update matched nothing but
+// the document, looked at afterwards, could be claimed.
+var errDocChanged = errors.New("document changed")
+
+// isVerdict reports whether err is claim's answer about the key rather
+// than a failure to reach the server.
+func isVerdict(err error) bool {
+	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) ||
+		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*notMigratedError))
+}
+
+// claim makes one attempt. It returns the driver's error unwrapped, so
+// that the caller can tell whether to retry.
+func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	if err := s.check(ctx); err != nil {
+		return idforge.Segment{}, err
+	}
+	used, stepFilter := step, bson.E{Key: "step", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}}}
+	if step == 0 {
+		stored, ok := s.steps.Load(key)
+		if !ok {
+			// Learn the stored step: whyNotClaimed reads the document
+			// and caches it, or says why the key cannot be claimed.
+			if err := s.whyNotClaimed(ctx, key, 0); !errors.Is(err, errDocChanged) {
+				return idforge.Segment{}, err
+			}
+			if stored, ok = s.steps.Load(key); !ok {
+				return idforge.Segment{}, errDocChanged
+			}
+		}
+		used = stored.(int64)
+		stepFilter.Value = used
+	}
+	filter := bson.D{
+		{Key: "_id", Value: key},
+		{Key: "strategy", Value: string(idforge.StrategySegment)},
+		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: maxInt64 - used}}},
+		stepFilter,
+	}
+	update := bson.D{
+		{Key: "$inc", Value: bson.D{{Key: "max_id", Value: used}}},
+		{Key: "$currentDate", Value: bson.D{{Key: "update_time", Value: true}}},
+	}
+	// No projection: the document is small, and FerretDB does not take
+	// one with findAndModify.
+	opts := options.FindOneAndUpdate().SetReturnDocument(options.After)
+	var doc keyDoc
+	err := s.claims.FindOneAndUpdate(ctx, filter, update, opts).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return idforge.Segment{}, s.whyNotClaimed(ctx, key, step)
+	}
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	newMax, ok1 := mongodsn.Integer(doc.MaxID)
+	rowStep, ok2 := mongodsn.Integer(doc.Step)
+	if !ok1 || !ok2 {
+		// Only if the document changed type between the filter and the
+		// update, which MongoDB's single-document atomicity rules out.
+		return idforge.Segment{}, errNotIntegers(key)
+	}
+	return idforge.Segment{Start: newMax - used, End: newMax, Step: rowStep}, nil
+}
+
+// whyNotClaimed explains why a claim's update matched nothing, reading the
+// key's document from the primary: a verdict error naming the key,
+// errDocChanged (after caching the stored step) when the document could
+// be claimed now, or a driver error.
+func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error {
+	var doc keyDoc
+	err := s.claims.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		s.steps.Delete(key)
+		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	}
+	if err != nil {
+		return err
+	}
+	if doc.Strategy != string(idforge.StrategySegment) {
+		s.steps.Delete(key)
+		return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, doc.Strategy)
+	}
+	maxID, ok1 := mongodsn.Integer(doc.MaxID)
+	rowStep, ok2 := mongodsn.Integer(doc.Step)
+	if !ok1 || !ok2 {
+		s.steps.Delete(key)
+		return errNotIntegers(key)
+	}
+	if err := unclaimable(key, maxID, rowStep, step); err != nil {
+		s.steps.Delete(key)
+		return err
+	}
+	s.steps.Store(key, rowStep)
+	return errDocChanged
+}
+
+// errNotIntegers is the error for a key document whose max_id or step is
+// missing or not an integer (a double, a string): a hand edit got it
+// wrong.
+func errNotIntegers(key string) error {
+	return fmt.Errorf("%w: key %q: document holds a max_id or step that is missing or not an integer (int or long; write NumberLong(…) in the mongo shell)",
+		idforge.ErrInvalidArgument, key)
+}
+
+// unclaimable explains why a claim of step (0: the stored step) cannot
+// take a key at maxID with rowStep: an error wrapping
+// idforge.ErrInvalidArgument for a stored step that is not positive, or
+// idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
+// returns nil when the claim can be made.
+func unclaimable(key string, maxID, rowStep, step int64) error {
+	used := step
+	if used == 0 {
+		if used = rowStep; used <= 0 {
+			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
+		}
+	}
+	if maxID > maxInt64-used {
+		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
+	}
+	return nil
+}
+
+// ReturnSegment implements idforge.SegmentReturner: it sets key's max_id
+// back to from if, and only if, it is still to, in one conditional
+// updateOne, and reports whether it did. from == to succeeds without a
+// change when max_id is to.
+//
+// Errors: ErrInvalidArgument when from > to or from < 1; ErrUnknownKey
+// when there is no such segment key; ErrClosed after Close; the driver's
+// error otherwise (not retried: a lost hand-back only leaves a gap).
+func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
+	if err := s.checkOpen(); err != nil {
+		return false, err
+	}
+	if from > to || from < 1 {
+		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return false, err
+	}
+	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
+	res, err := s.claims.UpdateOne(ctx,
+		bson.D{{Key: "_id", Value: key}, {Key: "strategy", Value: string(idforge.StrategySegment)}, {Key: "max_id", Value: to}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "max_id", Value: from}}}, {Key: "$currentDate", Value: bson.D{{Key: "update_time", Value: true}}}})
+	if err != nil {
+		return false, s.wrap(ctx, err, what)
+	}
+	if res.MatchedCount > 0 {
+		return true, nil
+	}
+	n, err := s.claims.CountDocuments(ctx, bson.D{{Key: "_id", Value: key}, {Key: "strategy", Value: string(idforge.StrategySegment)}})
+	if err != nil {
+		return false, s.wrap(ctx, err, what)
+	}
+	if n == 0 {
+		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	}
+	return false, nil
+}

@@ -1,0 +1,79 @@
+package mongo
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/idforge/idforge"
+)
+
+// serialDoc is a document of SerialsCollection.
+type serialDoc struct {
+	Name        string    `bson:"_id"`
+	Template    string    `bson:"template"`
+	TimeZone    string    `bson:"time_zone,omitempty"`
+	Description string    `bson:"description,omitempty"`
+	Updated     time.Time `bson:"update_time"`
+}
+
+func (d *serialDoc) serial() idforge.Serial {
+	return idforge.Serial{Name: d.Name, Template: d.Template, TimeZone: d.TimeZone, Description: d.Description, Updated: d.Updated.UTC()}
+}
+
+// CreateSerial implements idforge.SerialStore: it inserts the
+// definition's document, its name as _id (MongoDB's unique _id index
+// decides between creators in any number of processes). Serial names are
+// a namespace of their own: a key of the same name does not take one.
+//
+// Errors: those of idforge.Serial.Validate; ErrKeyExists when a serial of
+// that name exists; an error saying to run `idforge migrate` on a
+// database without idforge's collections; ErrClosed after Close.
+func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if err := def.Validate(); err != nil {
+		return err
+	}
+	doc := serialDoc{Name: def.Name, Template: def.Template, TimeZone: def.TimeZone, Description: def.Description,
+		Updated: time.Now().UTC()}
+	return s.insert(ctx, s.serials, doc, fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name), fmt.Sprintf("create serial %q", def.Name))
+}
+
+// Serial implements idforge.SerialStore. It returns an error wrapping
+// idforge.ErrUnknownKey when there is no serial of that name, and
+// ErrClosed after Close.
+func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
+	if err := s.checkOpen(); err != nil {
+		return idforge.Serial{}, err
+	}
+	var doc serialDoc
+	if err := s.findOne(ctx, s.serials, name, &doc, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read serial %q", name)); err != nil {
+		return idforge.Serial{}, err
+	}
+	return doc.serial(), nil
+}
+
+// Serials implements idforge.SerialStore: every serial definition, sorted
+// by name in byte order. Its errors are Serial's, but for ErrUnknownKey.
+func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	if err := s.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	if err := s.check(ctx); err != nil {
+		return nil, err
+	}
+	const what = "list serials"
+	docs, err := list[serialDoc](ctx, s, s.serials, what)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]idforge.Serial, 0, len(docs))
+	for _, doc := range docs {
+		out = append(out, doc.serial())
+	}
+	return out, nil
+}
