@@ -492,9 +492,28 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 	for range 4 {
 		w := g.state.Load()
 		b := g.bind.Load() // after state: see Generator
-		tick, ok := g.fastTick(b)
-		// (The shift counts are below 64; &63 tells the compiler so.)
-		if !ok || w>>(g.seqBits&63) != tick || w&g.maxSeq == g.maxSeq {
+		var tick int64
+		if g.mono && b.guard == nil {
+			// The operating system's clock and no lease to compare with
+			// the wall clock: read the monotonic clock only (half the
+			// cost of time.Now), anchored to the wall clock by the last
+			// tick opening.
+			ns := int64(time.Since(g.start)) + g.sinceEpoch.Load()
+			switch {
+			case ns < 0:
+				tick = -1
+			case g.unitNs == int64(time.Millisecond): // a division by a constant: no divide instruction
+				tick = int64(uint64(ns) / uint64(time.Millisecond))
+			default:
+				tick = ns / g.unitNs
+			}
+		} else {
+			tick = g.clockTick(b)
+		}
+		// tick is -1 when no ID may be issued now; state's tick is then
+		// -1 (nothing issued) or its sequence is used up. (The shift
+		// counts are below 64; &63 tells the compiler so.)
+		if w>>(g.seqBits&63) != tick || w&g.maxSeq == g.maxSeq {
 			break
 		}
 		if g.state.CompareAndSwap(w, w+1) {
@@ -508,31 +527,18 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 	return id[0], nil
 }
 
-// fastTick returns the tick the clock reads now, and false when the fast
-// path must not issue: the clock is before the epoch or b's lease has
-// ended. On the operating system's clock, without a lease to compare
-// with the wall clock, it reads the monotonic clock only (half the cost
-// of time.Now) anchored to the wall clock by the last tick opening.
-func (g *Generator) fastTick(b *binding) (int64, bool) {
-	if g.mono && b.guard == nil {
-		ns := int64(time.Since(g.start)) + g.sinceEpoch.Load()
-		if ns < 0 {
-			return 0, false
-		}
-		if g.unitNs == int64(time.Millisecond) { // a division by a constant: no divide instruction
-			return int64(uint64(ns) / uint64(time.Millisecond)), true
-		}
-		return ns / g.unitNs, true
-	}
+// clockTick returns the tick g's Clock reads now, or -1 when the fast path
+// must not issue: the clock is before the epoch or b's lease has ended.
+func (g *Generator) clockTick(b *binding) int64 {
 	now := g.clock.Now()
 	if !b.allowed(now) {
-		return 0, false
+		return -1
 	}
 	ms := now.UnixMilli() - g.p.epochMs
 	if ms < 0 {
-		return 0, false
+		return -1
 	}
-	return ms / g.p.unitMs, true
+	return ms / g.p.unitMs
 }
 
 // anchor records how the monotonic clock maps to the wall clock, from
