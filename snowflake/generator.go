@@ -681,10 +681,17 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 				g.issued = true
 			}
 			id := b.base | tick<<g.timeShift | (seq+1)<<g.seqShift
-			for step := int64(1) << g.seqShift; k > 0; k-- {
-				out[n] = id
+			step := int64(1) << g.seqShift
+			dst := out[n : n+int(k)]
+			n += int(k)
+			for len(dst) >= 4 { // four at a time: half the instructions per ID
+				dst[0], dst[1], dst[2], dst[3] = id, id+step, id+2*step, id+3*step
+				id += 4 * step
+				dst = dst[4:]
+			}
+			for i := range dst {
+				dst[i] = id
 				id += step
-				n++
 			}
 			backWaited = false
 			continue
