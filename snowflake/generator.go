@@ -380,8 +380,10 @@ func (g *Generator) skipUntil(t time.Time, ahead time.Duration, what string) err
 // was lost and a new one obtained: later IDs carry worker, are issued only
 // while guard allows, and only in ticks after notBefore (the newest time
 // an earlier holder of worker recorded); until the clock passes notBefore,
-// Next refuses with idforge.ErrClockMovedBackwards. It returns an error
-// wrapping idforge.ErrInvalidWorker when worker does not fit the layout.
+// Next refuses with idforge.ErrClockMovedBackwards. Rebind closes the
+// current tick, so the next ID may wait for the next one. It returns an
+// error wrapping idforge.ErrInvalidWorker when worker does not fit the
+// layout.
 func (g *Generator) Rebind(worker int64, notBefore time.Time, guard Guard) error {
 	if err := checkID("worker", worker, g.p.workerBits); err != nil {
 		return err
