@@ -3,7 +3,6 @@ package peers
 import (
 	"context"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -102,12 +101,9 @@ var sink int64
 // run ran: on a loaded machine it moves less than wall time, which also
 // counts the time the benchmark's goroutines waited for a core.
 func cpuPerOp(b *testing.B, run func()) {
-	var before, after syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	cpu0 := processCPU()
 	run()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-	cpu := after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano()
-	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkUncapped: one goroutine calling Next.
