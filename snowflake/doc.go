@@ -46,7 +46,11 @@
 // newest tick it issued waits when the gap is at most MaxBackwardWait
 // (5 ms by default) and otherwise refuses with an error wrapping
 // idforge.ErrClockMovedBackwards until the clock catches up, as Meituan's
-// Leaf does. Across restarts, an optional Fence durably records a time
+// Leaf does. Next reads the wall clock each time a tick opens and, within
+// a tick, a cheaper clock (the processor's time-stamp counter where it is
+// invariant, or else the monotonic clock) kept in step with it, so a step
+// back is seen within one tick, while the IDs go on in the current tick.
+// Across restarts, an optional Fence durably records a time
 // ahead of every issued tick; after a crash a new Generator waits for the
 // clock to pass that time if it is close, and refuses to start if it is
 // far. Without a Fence a restart with the clock set back can reissue IDs.

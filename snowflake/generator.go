@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -101,14 +102,72 @@ type Guard interface {
 // packed into a non-negative int64 according to a Layout. IDs from one
 // Generator strictly increase in the order Next returns them. A Generator
 // is safe for concurrent use.
+//
+// # Why no ID is issued twice
+//
+// Everything a Generator has issued is summed up in one word, state:
+// tick<<seqBits | seq, the tick and sequence number of the newest ID issued
+// (or reserved: a skipped tick has seq = maxSeq), -1 before the first.
+// Every ID is a value of state reached by an atomic compare-and-swap that
+// moved it strictly upwards, and the ID is that value with the datacenter
+// and worker put in: state never goes down and no two successful swaps
+// produce the same value, so no value is issued twice and the IDs
+// increase in the order the swaps happened.
+//
+// Two paths move state:
+//
+//   - Next's fast path (no lock) only ever swaps w for w+1 when the tick
+//     of w is the tick the clock reads now and w's sequence is below
+//     maxSeq: one more number in a tick that is already open.
+//   - Everything else holds mu: opening a tick (the first ID of a tick,
+//     after checking the lease, the layout's end, the clock rollback
+//     policy and the fence), NextN's batches, and closing a tick (setting
+//     seq to maxSeq) when the meaning of later IDs changes (Rebind, Close).
+//
+// So every rare check runs where a tick is opened, under mu, and the fast
+// path cannot issue in a tick that was not opened that way: a backward
+// clock reads an older tick than state's, a tick past the fence or the
+// layout's end is newer than state's, and a closed tick has no sequence
+// number left. A fast path that read state before a Rebind or Close closed
+// the tick fails its swap, because state moved; one that read state after
+// also reads the new binding (worker ID and lease), stored before. The
+// lease alone is asked on every call, since it can end at any instant.
 type Generator struct {
-	mu     sync.Mutex
-	last   int64 // tick of the newest ID issued, or of the fence after a restart; -1 when none
-	seq    int64 // sequence number of the newest ID in tick last
-	quiet  int64 // ticks up to this one need no fence work
-	closed bool
-	issued bool  // an ID was issued, so last is this generator's
-	count  int64 // IDs issued
+	// state is the word described above, alone on its cache line: every
+	// caller swaps it.
+	state atomic.Int64
+	_     [56]byte
+
+	// bind is the worker ID's part of every ID and its lease, replaced
+	// (under mu) by Rebind.
+	bind atomic.Pointer[binding]
+	// sinceEpoch is what to add to time.Since(start) to get nanoseconds
+	// since the layout's epoch on the wall clock, when mono (the
+	// operating system's clock): the fast path reads only the cheap
+	// monotonic clock; every opening of a tick re-reads the wall clock and
+	// re-anchors it when the two drift apart (an NTP step).
+	sinceEpoch atomic.Int64
+	// tscAt, when set, maps the time-stamp counter to the same
+	// nanoseconds, cheaper still (see tsc.go).
+	tscAt atomic.Pointer[tscAnchor]
+
+	// Fixed after New; read by the fast path.
+	mono      bool
+	useTSC    bool      // mono, and the counter runs at a constant rate
+	start     time.Time // a reading of the system clock with its monotonic part
+	tsc0      int64     // the counter at start
+	unitNs    int64
+	seqBits   uint
+	timeShift uint
+	seqShift  uint
+	maxSeq    int64
+
+	mu      sync.Mutex
+	quiet   int64 // ticks up to this one need no fence work
+	closed  bool
+	issued  bool  // an ID was issued, so state's tick is this generator's
+	counted int64 // IDs issued up to the state value runBase
+	runBase int64 // state after the last change made under mu; every +1 since is an ID
 
 	backWaits    int64 // times the clock was behind and Next waited for it
 	backRefusals int64 // times the clock was behind and Next refused
@@ -120,15 +179,12 @@ type Generator struct {
 	// Fixed after New.
 	layout     Layout
 	p          plan
-	base       int64 // fixed fields, datacenter and worker, in place
-	maxSeq     int64
 	clock      idforge.Clock
 	system     bool
 	log        *slog.Logger
 	maxBack    time.Duration // negative: never wait
-	worker     int64
+	worker     int64         // changed under mu by Rebind
 	datacenter int64
-	guard      Guard // may change under mu (Rebind)
 	maxBorrow  time.Duration
 	fence      Fence
 	aheadMs    int64
@@ -137,6 +193,33 @@ type Generator struct {
 	storeMu  sync.Mutex // serialises Fence.Store
 	storedMs int64      // the newest time stored (ms since epoch), guarded by storeMu
 }
+
+// binding is what the worker ID puts in every ID and the lease on it.
+type binding struct {
+	base  int64 // fixed fields, datacenter and worker, in place
+	guard Guard
+}
+
+// allowed reports whether the guard lets IDs be issued at now.
+func (b *binding) allowed(now time.Time) bool {
+	if b.guard == nil {
+		return true
+	}
+	until := b.guard.ValidUntil()
+	return until.IsZero() || now.Before(until)
+}
+
+// osClock is idforge.SystemClock as this package found it: the operating
+// system's clock, before any program could replace it (the idforge
+// binary's test builds do). Only on that clock does the fast path read the
+// monotonic clock instead of asking the Clock.
+var osClock = idforge.SystemClock
+
+// anchorSlack is how far the monotonic clock's idea of the wall clock may
+// drift before a tick opening re-anchors it. Until then the fast path's
+// tick may differ from the wall clock's by that much; it only decides when
+// the slow path is taken, never what is issued.
+const anchorSlack = 100 * time.Microsecond
 
 var _ idforge.BatchGenerator = (*Generator)(nil)
 
@@ -168,22 +251,28 @@ func New(s Settings) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{
-		last:       -1,
+		runBase:    -1,
 		layout:     l,
 		p:          p,
+		unitNs:     p.unitMs * int64(time.Millisecond),
+		seqBits:    p.seqBits,
+		timeShift:  p.timeShift,
+		seqShift:   p.seqShift,
 		maxSeq:     maxOf(p.seqBits),
 		clock:      s.Clock,
 		log:        s.Logger,
 		maxBack:    s.MaxBackwardWait,
 		worker:     s.Worker,
 		datacenter: s.Datacenter,
-		guard:      s.Guard,
 		maxBorrow:  s.MaxBorrow,
 		fence:      s.Fence,
 		quiet:      p.endTick - 1,
 	}
+	g.state.Store(-1)
 	g.clock = cmp.Or(g.clock, idforge.SystemClock)
 	g.system = g.clock == idforge.SystemClock
+	g.mono = g.clock == osClock
+	g.useTSC = g.mono && haveTSC
 	g.log = cmp.Or(g.log, slog.Default())
 	g.maxBack = cmp.Or(g.maxBack, DefaultMaxBackwardWait)
 	ahead := s.FenceAhead
@@ -201,9 +290,13 @@ func New(s Settings) (*Generator, error) {
 	if err := checkID("datacenter", s.Datacenter, p.dcBits); err != nil {
 		return nil, err
 	}
-	g.base = p.fixed | s.Datacenter<<p.dcShift | s.Worker<<p.workerShift
+	g.bind.Store(&binding{base: g.baseFor(s.Worker), guard: s.Guard})
 
 	now := g.clock.Now()
+	if g.mono {
+		g.start, g.tsc0 = now, rdtsc()
+		g.anchor(now)
+	}
 	if l.Epoch.After(now) {
 		return nil, layoutErr("epoch %s is in the future (the clock reads %s)", l.Epoch.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 	}
@@ -267,8 +360,8 @@ func (g *Generator) applyFence(t time.Time, ahead time.Duration) error {
 func (g *Generator) skipUntil(t time.Time, ahead time.Duration, what string) error {
 	tMs := t.UnixMilli() - g.p.epochMs
 	tick := floorDiv(tMs, g.p.unitMs)
-	if tick >= 0 && tick >= g.last {
-		g.last, g.seq = tick, g.maxSeq
+	if tick >= 0 {
+		g.skipLocked(tick)
 	}
 	allowed := ahead + max(g.maxBack, 0)
 	now := g.clock.Now()
@@ -290,23 +383,58 @@ func (g *Generator) skipUntil(t time.Time, ahead time.Duration, what string) err
 // was lost and a new one obtained: later IDs carry worker, are issued only
 // while guard allows, and only in ticks after notBefore (the newest time
 // an earlier holder of worker recorded); until the clock passes notBefore,
-// Next refuses with idforge.ErrClockMovedBackwards. It returns an error
-// wrapping idforge.ErrInvalidWorker when worker does not fit the layout.
+// Next refuses with idforge.ErrClockMovedBackwards. Rebind closes the
+// current tick, so the next ID may wait for the next one. It returns an
+// error wrapping idforge.ErrInvalidWorker when worker does not fit the
+// layout.
 func (g *Generator) Rebind(worker int64, notBefore time.Time, guard Guard) error {
 	if err := checkID("worker", worker, g.p.workerBits); err != nil {
 		return err
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.worker, g.guard = worker, guard
-	g.base = g.p.fixed | g.datacenter<<g.p.dcShift | worker<<g.p.workerShift
+	g.worker = worker
+	g.bind.Store(&binding{base: g.baseFor(worker), guard: guard})
+	// Close the current tick: a Next that read the old binding cannot
+	// issue any more, and later IDs (in later ticks) carry worker.
+	g.skipLocked(-1)
 	if !notBefore.IsZero() {
-		if tick := floorDiv(notBefore.UnixMilli()-g.p.epochMs, g.p.unitMs); tick >= g.last {
-			g.last, g.seq = tick, g.maxSeq
-		}
+		g.skipLocked(floorDiv(notBefore.UnixMilli()-g.p.epochMs, g.p.unitMs))
 	}
 	g.log.Info("snowflake generator rebound to a new worker ID", "worker", worker, "not_before", notBefore.UTC().Format(time.RFC3339Nano))
 	return nil
+}
+
+// baseFor returns the fixed fields, datacenter and worker in place.
+func (g *Generator) baseFor(worker int64) int64 {
+	return g.p.fixed | g.datacenter<<g.p.dcShift | worker<<g.p.workerShift
+}
+
+// skipLocked closes state's tick (no more IDs in it) and raises state to
+// the end of tick when that is later, so that the next ID is in a later
+// tick. tick -1 only closes the current tick. Called with mu held (or
+// from New).
+func (g *Generator) skipLocked(tick int64) {
+	tick = min(tick, g.p.endTick-1) // past the layout's end: the next ID finds it expired
+	for {
+		w := g.state.Load()
+		nw := w | g.maxSeq
+		if tick >= 0 {
+			nw = max(nw, tick<<g.seqBits|g.maxSeq)
+		}
+		if g.state.CompareAndSwap(w, nw) {
+			g.counted += w - g.runBase
+			g.runBase = nw
+			return
+		}
+	}
+}
+
+// last returns the tick and sequence number of state: the newest ID
+// issued or skipped (tick -1 when none).
+func (g *Generator) last() (tick, seq int64) {
+	w := g.state.Load()
+	return w >> g.seqBits, w & g.maxSeq
 }
 
 // LastIssued returns the end of the newest tick an ID was issued in (the
@@ -317,7 +445,8 @@ func (g *Generator) LastIssued() time.Time {
 	if !g.issued {
 		return time.Time{}
 	}
-	return g.p.tickStart(g.last + 1)
+	last, _ := g.last()
+	return g.p.tickStart(last + 1)
 }
 
 // Layout returns the generator's layout.
@@ -331,7 +460,7 @@ func (g *Generator) Layout() Layout {
 func (g *Generator) Issued() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.count
+	return g.counted + g.state.Load() - g.runBase
 }
 
 // Worker returns the worker ID stored in every ID (Rebind may change it).
@@ -345,9 +474,7 @@ func (g *Generator) Worker() int64 {
 // generator issue: the zero Time without a guard or limit, a time in the
 // past once the lease was lost.
 func (g *Generator) ValidUntil() time.Time {
-	g.mu.Lock()
-	guard := g.guard
-	g.mu.Unlock()
+	guard := g.bind.Load().guard
 	if guard == nil {
 		return time.Time{}
 	}
@@ -382,29 +509,46 @@ func (g *Generator) Datacenter() int64 { return g.datacenter }
 //   - the Fence's error when storing the fence fails;
 //   - ctx.Err() when ctx is done while waiting.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
-	g.mu.Lock()
-	if now := g.clock.Now(); !g.closed && g.allowed(now) {
-		if ms := now.UnixMilli() - g.p.epochMs; ms >= 0 {
-			tick := ms / g.p.unitMs
-			if tick <= g.quiet {
-				if tick > g.last {
-					g.last, g.seq, g.issued = tick, 0, true
-					g.count++
-					id := g.base | tick<<g.p.timeShift
-					g.mu.Unlock()
-					return id, nil
-				}
-				if tick == g.last && g.seq < g.maxSeq {
-					g.seq++
-					g.count++
-					id := g.base | tick<<g.p.timeShift | g.seq<<g.p.seqShift
-					g.mu.Unlock()
-					return id, nil
-				}
+	// The fast path: one more sequence number in the open tick the clock
+	// reads (see Generator for why that is safe). A failed swap means
+	// another caller took a number first: try again with the new state.
+	for range 4 {
+		w := g.state.Load()
+		b := g.bind.Load() // after state: see Generator
+		var tick int64
+		if g.mono && b.guard == nil {
+			// The operating system's clock and no lease to compare with
+			// the wall clock: read the time-stamp counter (see tsc.go)
+			// or else the monotonic clock only (half the cost of
+			// time.Now), both anchored to the wall clock by tick openings.
+			ns, ok := int64(0), false
+			if a := g.tscAt.Load(); a != nil {
+				ns, ok = a.nsAt(rdtsc())
 			}
+			if !ok {
+				ns = int64(time.Since(g.start)) + g.sinceEpoch.Load()
+			}
+			switch {
+			case ns < 0:
+				tick = -1
+			case g.unitNs == int64(time.Millisecond): // a division by a constant: no divide instruction
+				tick = int64(uint64(ns) / uint64(time.Millisecond))
+			default:
+				tick = ns / g.unitNs
+			}
+		} else {
+			tick = g.clockTick(b)
+		}
+		// tick is -1 when no ID may be issued now; state's tick is then
+		// -1 (nothing issued) or its sequence is used up. (The shift
+		// counts are below 64; &63 tells the compiler so.)
+		if w>>(g.seqBits&63) != tick || w&g.maxSeq == g.maxSeq {
+			break
+		}
+		if g.state.CompareAndSwap(w, w+1) {
+			return b.base | tick<<(g.timeShift&63) | (w+1)&g.maxSeq<<(g.seqShift&63), nil
 		}
 	}
-	g.mu.Unlock()
 	var id [1]int64
 	if _, err := g.fill(ctx, id[:]); err != nil {
 		return 0, err
@@ -412,19 +556,34 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 	return id[0], nil
 }
 
-// allowed reports whether the guard lets IDs be issued at now. Called with
-// mu held.
-func (g *Generator) allowed(now time.Time) bool {
-	if g.guard == nil {
-		return true
+// clockTick returns the tick g's Clock reads now, or -1 when the fast path
+// must not issue: the clock is before the epoch or b's lease has ended.
+func (g *Generator) clockTick(b *binding) int64 {
+	now := g.clock.Now()
+	if !b.allowed(now) {
+		return -1
 	}
-	until := g.guard.ValidUntil()
-	return until.IsZero() || now.Before(until)
+	ms := now.UnixMilli() - g.p.epochMs
+	if ms < 0 {
+		return -1
+	}
+	return ms / g.p.unitMs
 }
 
-// leaseError explains why allowed(now) refused.
+// anchor records how the monotonic clock maps to the wall clock, from
+// now, a reading of the system clock (which carries both), when the two
+// have drifted apart by more than anchorSlack. Only when mono.
+func (g *Generator) anchor(now time.Time) {
+	v := now.UnixNano() - g.p.epochMs*int64(time.Millisecond) - int64(now.Sub(g.start))
+	if d := v - g.sinceEpoch.Load(); d > int64(anchorSlack) || d < -int64(anchorSlack) {
+		g.sinceEpoch.Store(v)
+	}
+}
+
+// leaseError explains why the binding's allowed(now) refused. Called with
+// mu held.
 func (g *Generator) leaseError(now time.Time) error {
-	until := g.guard.ValidUntil()
+	until := g.bind.Load().guard.ValidUntil()
 	if until.Unix() <= 0 {
 		// A lost lease reads as the epoch; printing 1970 would only confuse.
 		return fmt.Errorf("%w: worker ID %d is no longer held by this node; IDs are refused until a new one is acquired",
@@ -456,7 +615,9 @@ func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
 // give up when their ctx is done.
 const shortWait = 3 * time.Millisecond
 
-// fill issues len(out) IDs into out and returns how many it issued.
+// fill issues len(out) IDs into out and returns how many it issued. It
+// is the slow path: it holds mu while it checks and issues, and is the
+// only place a tick is opened.
 func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 	n := 0
 	backWaited := false
@@ -467,17 +628,30 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 			return n, idforge.ErrClosed
 		}
 		now := g.clock.Now()
-		if !g.allowed(now) {
+		var tsc int64
+		if g.useTSC {
+			tsc = rdtsc()
+		}
+		b := g.bind.Load()
+		if !b.allowed(now) {
 			err := g.leaseError(now)
 			g.mu.Unlock()
 			return n, err
 		}
+		if g.mono {
+			g.anchor(now)
+		}
+		if g.useTSC {
+			g.anchorTSC(tsc, now.UnixNano()-g.p.epochMs*int64(time.Millisecond), now.Sub(g.start))
+		}
 		ms := now.UnixMilli() - g.p.epochMs
 		tick := floorDiv(ms, g.p.unitMs)
-		ref := max(g.last, 0)
+		w := g.state.Load()
+		last, seq := w>>g.seqBits, w&g.maxSeq
+		ref := max(last, 0)
 		var wait time.Duration
-		if tick < ref && g.last >= 0 {
-			if borrowed, ok := g.borrowTick(now); ok {
+		if tick < ref && last >= 0 {
+			if borrowed, ok := g.borrowTick(now, last, seq); ok {
 				// Borrowing ahead: issue at logical time instead.
 				tick = borrowed
 			}
@@ -493,7 +667,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 			// by more than borrowing may cover.
 			wait = g.until(now, ms, ref)
 			if backWaited || g.maxBack < 0 || wait > g.maxBack {
-				err := g.backwardErr(now, wait)
+				err := g.backwardErr(now, wait, last)
 				g.mu.Unlock()
 				return n, err
 			}
@@ -501,23 +675,41 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 			g.backWaits++
 			g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; waiting for it to catch up", "wait", wait)
 
-		case tick > g.last || g.seq < g.maxSeq:
+		case tick > last || seq < g.maxSeq:
 			if tick > g.quiet {
 				if err := g.reserveLocked(tick); err != nil {
 					g.mu.Unlock()
 					return n, err
 				}
 			}
-			if tick > g.last {
-				g.last, g.seq, g.issued = tick, -1, true
+			var k, nw int64
+			if tick > last { // open tick, issuing its numbers 0 to k-1
+				k = min(int64(len(out)-n), g.maxSeq+1)
+				seq, nw = -1, tick<<g.seqBits|(k-1)
+			} else { // numbers seq+1 to seq+k of the open tick
+				k = min(int64(len(out)-n), g.maxSeq-seq)
+				nw = w + k
 			}
-			k := min(int64(len(out)-n), g.maxSeq-g.seq)
-			id := g.base | tick<<g.p.timeShift
-			g.count += k
-			for ; k > 0; k-- {
-				g.seq++
-				out[n] = id | g.seq<<g.p.seqShift
-				n++
+			if !g.state.CompareAndSwap(w, nw) {
+				continue // a fast-path Next took a number meanwhile
+			}
+			if tick > last {
+				g.counted += w - g.runBase + k
+				g.runBase = nw
+				g.issued = true
+			}
+			id := b.base | tick<<g.timeShift | (seq+1)<<g.seqShift
+			step := int64(1) << g.seqShift
+			dst := out[n : n+int(k)]
+			n += int(k)
+			for len(dst) >= 4 { // four at a time: half the instructions per ID
+				dst[0], dst[1], dst[2], dst[3] = id, id+step, id+2*step, id+3*step
+				id += 4 * step
+				dst = dst[4:]
+			}
+			for i := range dst {
+				dst[i] = id
+				id += step
 			}
 			backWaited = false
 			continue
@@ -545,21 +737,22 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 }
 
 // borrowTick returns the tick to issue in when the clock is behind the
-// newest issued tick by more than MaxBackwardWait: the newest tick while it
-// has sequence numbers left, then the next, as long as that is at most
-// MaxBorrow ahead of now. Called with mu held.
-func (g *Generator) borrowTick(now time.Time) (int64, bool) {
+// newest issued tick (last, whose newest sequence number is seq) by more
+// than MaxBackwardWait: the newest tick while it has sequence numbers
+// left, then the next, as long as that is at most MaxBorrow ahead of now.
+// Called with mu held.
+func (g *Generator) borrowTick(now time.Time, last, seq int64) (int64, bool) {
 	if g.maxBorrow <= 0 {
 		return 0, false
 	}
-	tick := g.last
-	if g.seq >= g.maxSeq {
+	tick := last
+	if seq >= g.maxSeq {
 		tick++
 	}
 	if g.p.tickStart(tick).Sub(now) > g.maxBorrow || tick >= g.p.endTick {
 		return 0, false
 	}
-	if g.p.tickStart(g.last).Sub(now) > g.maxBack {
+	if g.p.tickStart(last).Sub(now) > g.maxBack {
 		g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; borrowing ahead",
 			"ahead", g.p.tickStart(tick).Sub(now), "max_borrow", g.maxBorrow)
 	}
@@ -575,25 +768,26 @@ func (g *Generator) until(now time.Time, ms, tick int64) time.Duration {
 }
 
 // backwardErr counts and logs a refusal because the clock is behind the
-// newest issued tick, and returns its error. Called with mu held.
-func (g *Generator) backwardErr(now time.Time, behind time.Duration) error {
+// newest issued tick by behind, last being state's tick, and returns its
+// error. Called with mu held.
+func (g *Generator) backwardErr(now time.Time, behind time.Duration, last int64) error {
 	g.backRefusals++
 	waits := "never waits"
 	if g.maxBack >= 0 {
 		waits = "waits up to " + g.maxBack.String()
 	}
 	var err error
-	if g.last < 0 {
+	if last < 0 {
 		err = fmt.Errorf("%w: the clock reads %s, %v before the layout's epoch %s; refusing to issue, %s",
 			idforge.ErrClockMovedBackwards, now.UTC().Format(time.RFC3339Nano), behind, g.layout.Epoch.UTC().Format(time.RFC3339Nano), waits)
 	} else {
-		last := g.p.tickStart(g.last)
+		lastTime := g.p.tickStart(last)
 		what := "last issued"
 		if !g.issued {
 			what = "time fence of an earlier run at"
 		}
 		err = fmt.Errorf("%w by %v (now %s, %s %s); refusing to issue, %s",
-			idforge.ErrClockMovedBackwards, behind, now.UTC().Format(time.RFC3339Nano), what, last.Format(time.RFC3339Nano), waits)
+			idforge.ErrClockMovedBackwards, behind, now.UTC().Format(time.RFC3339Nano), what, lastTime.Format(time.RFC3339Nano), waits)
 	}
 	g.logRateLimited(now, slog.LevelError, "snowflake: refusing to issue IDs", "err", err)
 	return err
@@ -698,7 +892,9 @@ func (g *Generator) Close() error {
 	if !closeonce.Claim(&g.mu, &g.closed) {
 		return nil
 	}
-	issued, last := g.issued, g.last
+	g.skipLocked(-1) // the fast path issues no more: the tick is closed
+	issued := g.issued
+	last, _ := g.last()
 	g.mu.Unlock()
 	if g.fence == nil {
 		return nil

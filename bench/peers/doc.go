@@ -3,4 +3,10 @@
 // never become dependencies of idforge itself:
 //
 //	cd bench/peers && go test -bench . -benchtime 3s
+//
+// The uncapped benchmarks (every generator with 22 bits of sequence, so no
+// call waits for the clock) are meant to be run in interleaved rounds with
+// medians and ratios to bwmarrin/snowflake and to a bare atomic add:
+//
+//	bench/peers/uncapped.sh
 package peers

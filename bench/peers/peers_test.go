@@ -20,8 +20,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // share of the layout's cap it reached, and the CPU it burnt doing so.
 func measure(b *testing.B, capPerSec float64, next func() error) {
 	b.Helper()
-	var before, after syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	cpu0 := processCPU()
 	start := time.Now()
 	for b.Loop() {
 		if err := next(); err != nil {
@@ -29,12 +28,18 @@ func measure(b *testing.B, capPerSec float64, next func() error) {
 		}
 	}
 	elapsed := time.Since(start)
-	syscall.Getrusage(syscall.RUSAGE_SELF, &after)
-	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+	cpu := processCPU() - cpu0
 	rate := float64(b.N) / elapsed.Seconds()
 	b.ReportMetric(rate, "ids/s")
 	b.ReportMetric(100*rate/capPerSec, "cap-%")
 	b.ReportMetric(100*cpu.Seconds()/elapsed.Seconds(), "cpu-%")
+}
+
+// processCPU returns the CPU time (user + system) the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // Twitter's layout (41 bits of ms, 10 of worker, 12 of sequence): 4,096,000
