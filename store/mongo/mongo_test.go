@@ -166,9 +166,10 @@ func TestStepChangedByHand(t *testing.T) {
 
 // TestMaxIDLowered: a max_id lowered by hand (or by a restore, or a
 // fail-over that lost majority-unacknowledged writes) makes the store
-// hand out a range again; the segment allocator, which remembers what it
-// claimed, refuses the values it already holds and never issues a value
-// twice, and the next claims carry max_id past them.
+// hand out a range again. The segment allocator, which remembers what it
+// claimed, refuses that range with store_failed_over and never issues a
+// value twice: it serves what it still holds, then keeps refusing until
+// the operator repairs the key and restarts the node.
 func TestMaxIDLowered(t *testing.T) {
 	ctx := context.Background()
 	st, u := fresh(t)
@@ -180,32 +181,31 @@ func TestMaxIDLowered(t *testing.T) {
 	seen := map[int64]bool{}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	next := func() {
-		t.Helper()
+	for range 150 {
 		id, err := a.Next(ctx)
-		if errors.Is(err, idforge.ErrUnavailable) {
-			return // the refused claim; the retry carries max_id past it
-		}
 		if err != nil {
 			t.Fatal(err)
+		}
+		seen[id] = true
+	}
+	keys := testsvc.MongoDB(t, u).Collection(mongo.KeysCollection)
+	if _, err := keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: "k"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "max_id", Value: int64(1)}}}}); err != nil {
+		t.Fatal(err)
+	}
+	var lastErr error
+	for range 1000 {
+		id, err := a.Next(ctx)
+		if err != nil {
+			lastErr = err
+			continue
 		}
 		if seen[id] {
 			t.Fatalf("ID %d issued twice after max_id was lowered", id)
 		}
 		seen[id] = true
 	}
-	for range 150 {
-		next()
-	}
-	keys := testsvc.MongoDB(t, u).Collection(mongo.KeysCollection)
-	if _, err := keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: "k"}}, bson.D{{Key: "$set", Value: bson.D{{Key: "max_id", Value: int64(1)}}}}); err != nil {
-		t.Fatal(err)
-	}
-	for len(seen) < 1150 && ctx.Err() == nil {
-		next()
-	}
-	if len(seen) < 1150 {
-		t.Fatalf("only %d IDs issued after max_id was lowered", len(seen))
+	if !errors.Is(lastErr, idforge.ErrStoreFailedOver) {
+		t.Fatalf("after max_id was lowered: %v, want store_failed_over", lastErr)
 	}
 }
 
