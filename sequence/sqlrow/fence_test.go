@@ -89,6 +89,15 @@ func TestFailoverFence(t *testing.T) {
 			if _, err := sqlrow.RepairFailover(ctx, raw, sqlrow.Repair{}); !errors.Is(err, idforge.ErrInvalidArgument) {
 				t.Fatalf("RepairFailover without a floor: %v, want ErrInvalidArgument", err)
 			}
+			if _, err := sqlrow.RepairFailover(ctx, raw, sqlrow.Repair{Floor: 100}); !errors.Is(err, idforge.ErrInvalidArgument) {
+				t.Fatalf("RepairFailover without a counter floor: %v, want ErrInvalidArgument", err)
+			}
+			if _, err := sqlrow.RepairFailover(ctx, raw, sqlrow.Repair{Floor: 90, CounterFloor: sequence.Mark{N: 1}, NoAccept: true}); err != nil {
+				t.Fatal(err)
+			}
+			if v, err := src.Next(ctx); !errors.Is(err, idforge.ErrStoreFailedOver) {
+				t.Fatalf("Next after a repair that did not accept = %d, %v; want ErrStoreFailedOver", v, err)
+			}
 			before, err := sqlrow.RepairFailover(ctx, raw, sqlrow.Repair{Floor: 100, CounterFloor: sequence.Mark{Stamp: 5, N: 50}})
 			if err != nil || before.Recorded != "the old primary" || before.Current == "" || !before.FailedOver() {
 				t.Fatalf("RepairFailover = %+v, %v", before, err)
@@ -110,7 +119,7 @@ func TestFailoverFence(t *testing.T) {
 			if _, err := src.Next(ctx); !errors.Is(err, idforge.ErrStoreFailedOver) {
 				t.Fatalf("Next after MigrateSource on a fence without its row: %v; want ErrStoreFailedOver", err)
 			}
-			if _, err := sqlrow.RepairFailoverURL(ctx, "sqlrow+"+withParams(db, "name=orders"), sqlrow.Repair{Floor: 1}); err != nil {
+			if _, err := sqlrow.RepairFailoverURL(ctx, "sqlrow+"+withParams(db, "name=orders"), sqlrow.Repair{Floor: 1, CounterFloor: sequence.Mark{N: 1}}); err != nil {
 				t.Fatalf("RepairFailoverURL: %v", err)
 			}
 			next(src, 103)

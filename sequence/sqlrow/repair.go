@@ -28,8 +28,15 @@ type Repair struct {
 	// it (a row of an earlier period moves to CounterFloor's period and
 	// count, a row of the same period to at least its count). A zero
 	// Stamp keeps every row's period and raises its count to at least
-	// CounterFloor.N.
+	// CounterFloor.N. It is required (N at least 1) when CounterTable has
+	// rows.
 	CounterFloor sequence.Mark
+	// NoAccept raises the rows but leaves the fence as it is: closed
+	// after a fail-over, so nothing is handed out until a later repair
+	// (or another one of the same database, such as the segment store's)
+	// accepts the server. Raise every kind of row of a database before
+	// any repair accepts its server.
+	NoAccept bool
 }
 
 // RepairFailover puts a database of sqlrow sources and counters back into
@@ -37,9 +44,10 @@ type Repair struct {
 // last increments (the failover fence, idforge_fence, names another
 // server, and every Next and Count is refused with
 // idforge.ErrStoreFailedOver). In one transaction it raises the rows as r
-// says and records the server it runs on in the fence. It returns an
-// error wrapping idforge.ErrInvalidArgument for a floor below 1, an
-// SQLite database, or a database without the fence.
+// says and (unless r.NoAccept) records the server it runs on in the
+// fence; it returns the fence as it was. It returns an error wrapping
+// idforge.ErrInvalidArgument for a floor below 1, a missing counter floor,
+// an SQLite database, or a database without the fence.
 func RepairFailover(ctx context.Context, db *sql.DB, r Repair) (idforge.FailoverState, error) {
 	d, err := sqldb.Wrap(db)
 	if err != nil {
@@ -112,6 +120,16 @@ func repair(ctx context.Context, db *sqldb.DB, r Repair) (idforge.FailoverState,
 			return idforge.FailoverState{}, fmt.Errorf("sqlrow repair on %s: %w", db.Where, err)
 		}
 	}
+	if hasCounter && r.CounterFloor.N < 1 {
+		var rows bool
+		if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM "+db.Quote(r.CounterTable)+")").Scan(&rows); err != nil {
+			return idforge.FailoverState{}, fmt.Errorf("sqlrow repair on %s: %w", db.Where, err)
+		}
+		if rows {
+			return idforge.FailoverState{}, fmt.Errorf("%w: sqlrow repair: %s has per-period counters in %s: give a counter floor (period stamp and count) at or above every count made",
+				idforge.ErrInvalidArgument, db.Where, r.CounterTable)
+		}
+	}
 	if hasCounter {
 		s, n := r.CounterFloor.Stamp, r.CounterFloor.N
 		// n is set before period, from the old period: MySQL assigns left
@@ -123,7 +141,11 @@ func repair(ctx context.Context, db *sqldb.DB, r Repair) (idforge.FailoverState,
 			return idforge.FailoverState{}, fmt.Errorf("sqlrow repair on %s: %w", db.Where, err)
 		}
 	}
-	before, err := f.Accept(ctx, tx)
+	accept := f.Accept
+	if r.NoAccept {
+		accept = f.Read
+	}
+	before, err := accept(ctx, tx)
 	if err != nil {
 		return idforge.FailoverState{}, fmt.Errorf("sqlrow repair on %s: %w", db.Where, err)
 	}
