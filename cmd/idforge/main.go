@@ -54,7 +54,7 @@ Usage:
                                          forge a snowflake ID from its fields
   idforge keys create KEY [flags]        create a key
   idforge keys list [flags]              list keys
-  idforge keys repair --floor N|--from-nodes URL,…
+  idforge keys repair --floor N|--from-nodes URL,… [--sequence URL]
                                          after a database fail-over: raise the keys, accept the new server
   idforge layouts                        list snowflake layout presets
   idforge migrate [--store URL]          create or upgrade the store's schema

@@ -14,6 +14,8 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/wait"
+	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/sqlrow"
 	sqlworker "github.com/idforge/idforge/worker/sql"
 )
 
@@ -31,6 +33,8 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		token     string
 		waitFor   time.Duration
 		force     bool
+		sequences repeatedFlag
+		counter   string
 	)
 	fs.Int64Var(&floor, "floor", 0, "raise every key (or the --key ones) to at least this max_id: above every ID ever handed out")
 	fs.Var(&keys, "key", "repair only these keys (comma-separated, repeatable; default every segment key)")
@@ -39,6 +43,10 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs.DurationVar(&waitFor, "wait", sqlworker.DefaultStaleAfter,
 		"wait this long before accepting the new server, so that every node holding a worker-ID lease in this database has seen the fail-over and stopped: the SQL worker URL's stale_after")
 	fs.BoolVar(&force, "force", false, "repair even when the store does not report a fail-over")
+	fs.Var(&sequences, "sequence", "the database of sqlrow sources and per-period counters, as their URL (sqlrow+mysql://…?table=…, mysql://…, postgres://…; repeatable): "+
+		"its rows are raised to --floor (counters to --counter-floor) and its fence accepts the new server")
+	fs.StringVar(&counter, "counter-floor", "", "with --sequence: STAMP/N, a period stamp and a count at or above every count the per-period counters made "+
+		"(rows of earlier periods move to it; a STAMP of 0 keeps each row's period)")
 	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
@@ -47,6 +55,16 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 	}
 	if floor == 0 && len(fromNodes) == 0 {
 		return usageErr("keys repair needs --floor N or --from-nodes URL,...: the keys must be raised above every ID ever handed out")
+	}
+	var counterFloor sequence.Mark
+	if counter != "" {
+		stamp, n, ok := strings.Cut(counter, "/")
+		var err1, err2 error
+		counterFloor.Stamp, err1 = strconv.ParseInt(stamp, 10, 64)
+		counterFloor.N, err2 = strconv.ParseInt(n, 10, 64)
+		if !ok || err1 != nil || err2 != nil || counterFloor.Stamp < 0 || counterFloor.N < 1 {
+			return usageErr("--counter-floor %q: want STAMP/N, a period stamp (0 or more) and a count (1 or more)", counter)
+		}
 	}
 	cfg, err := nf.load(getenv)
 	if err != nil {
@@ -93,6 +111,16 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 			floor = max(floor, f)
 		}
 	}
+	// The sequence rows are raised before any fence accepts the new
+	// server (the store's and theirs may be the same database's), and
+	// their fences accepted after: nothing is handed out from a row not
+	// yet raised.
+	rep := sqlrow.Repair{Floor: floor, CounterFloor: counterFloor, NoAccept: true}
+	for _, u := range sequences {
+		if _, err := sqlrow.RepairFailoverURL(ctx, u, rep); err != nil {
+			return exitErr(inContext(err, "repair %s", dsn.RedactedString(u)))
+		}
+	}
 	done, err := r.RepairFailover(ctx, floor, keys)
 	if err != nil {
 		return exitErr(inContext(err, "repair %s", dsn.RedactedString(url)))
@@ -101,6 +129,15 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		fmt.Fprintf(stdout, "raised key %q from max_id %d to %d\n", k.Key, k.From, k.To)
 	}
 	fmt.Fprintf(stdout, "claims are made on %q from now on; every key is at max_id %d or above\n", done.Server, floor)
+	rep.NoAccept = false
+	for _, u := range sequences {
+		before, err := sqlrow.RepairFailoverURL(ctx, u, rep)
+		if err != nil {
+			return exitErr(inContext(err, "repair %s", dsn.RedactedString(u)))
+		}
+		fmt.Fprintf(stdout, "%s: sequence rows at %d or above, counters at %s or above; values are handed out on %q from now on\n",
+			dsn.RedactedString(u), floor, counterFloor, before.Current)
+	}
 	return st.Close()
 }
 

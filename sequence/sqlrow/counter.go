@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
@@ -38,6 +40,10 @@ type CounterStore struct {
 	write    string
 	touch    string   // SQLite: a no-op write that takes the write lock
 	ensured  sync.Map // name → struct{}: the row exists
+	// fence is the failover fence of the database, set by LoadMark (nil
+	// on SQLite, or when the database has no idforge_fence and creation
+	// is off): Count checks it in its transaction.
+	fence atomic.Pointer[sqlfence.Fence]
 }
 
 var _ sequence.CounterStore = (*CounterStore)(nil)
@@ -89,7 +95,14 @@ func (s *CounterStore) LoadMark(ctx context.Context, name string) (sequence.Mark
 				return err
 			}
 		}
-		err := s.db.QueryRowContext(ctx, s.db.Rebind("SELECT period, n FROM "+t+" WHERE name = ?"), name).Scan(&m.Stamp, &m.N)
+		f, err := s.db.Fence(ctx, false)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			s.fence.Store(f)
+		}
+		err = s.db.QueryRowContext(ctx, s.db.Rebind("SELECT period, n FROM "+t+" WHERE name = ?"), name).Scan(&m.Stamp, &m.N)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: no row %q in table %s (creation is off)", idforge.ErrUnknownKey, name, s.table)
 		}
@@ -103,7 +116,9 @@ func (s *CounterStore) LoadMark(ctx context.Context, name string) (sequence.Mark
 }
 
 // Count implements sequence.CounterStore in one transaction: lock the
-// row, decide, write it back.
+// row, check the failover fence, decide, write it back. It returns an
+// error wrapping idforge.ErrStoreFailedOver when the fence names another
+// server (a replica promoted after a fail-over: see RepairFailover).
 func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (sequence.CountResult, error) {
 	if _, ok := s.ensured.Load(req.Name); !ok {
 		if _, err := s.LoadMark(ctx, req.Name); err != nil {
@@ -134,6 +149,13 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 		}
 		if err != nil {
 			return err
+		}
+		if f := s.fence.Load(); f != nil {
+			// On the transaction's connection, which holds the row's lock:
+			// a promoted replica that lacks the last counts counts nothing.
+			if err := f.Check(ctx, tx, s.db.Where); err != nil {
+				return err
+			}
 		}
 		if m.Less(req.Floor) {
 			m = req.Floor
@@ -171,7 +193,9 @@ func (s *CounterStore) Close() error { return s.db.Close() }
 //	<table>(name varchar(128) PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL)
 //
 // period holds the stamp of the period counted in (see
-// sequence.Period.Stamp) and n the count. It is idempotent.
+// sequence.Period.Stamp) and n the count, and on MySQL, MariaDB and
+// PostgreSQL the failover fence idforge_fence (see RepairFailover). It is
+// idempotent.
 func MigrateCounter(ctx context.Context, db *sql.DB, table string) error {
 	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateCounter)
 }

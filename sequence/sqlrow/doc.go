@@ -48,6 +48,18 @@
 // sync_binlog=1 on MySQL, synchronous_commit on PostgreSQL; SQLite runs
 // in WAL mode with synchronous=FULL.
 //
+// # Fail-over
+//
+// On MySQL, MariaDB and PostgreSQL the sources and counter stores use the
+// failover fence idforge_fence, which they create with their tables
+// (unless creation is off): each increment ANDs the fence's condition
+// into its UPDATE and each count checks the fence in its transaction, so
+// on a replica promoted after a fail-over (which may lack the last
+// increments) Next and Count fail with idforge.ErrStoreFailedOver and hand
+// out nothing, until RepairFailover (or `idforge keys repair --sequence`)
+// raises the rows above every value handed out and accepts the new
+// server.
+//
 // # Counter store
 //
 // A CounterStore keeps per-period counters (see sequence.Counter) in

@@ -11,6 +11,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
@@ -42,6 +43,11 @@ type Source struct {
 	name string
 	next string // the increment statement
 	read string
+	// fence is the failover fence of the row's database (nil on SQLite,
+	// or when the database has no idforge_fence and creation is off):
+	// next ANDs its condition, so a promoted replica that lacks the last
+	// increments hands out nothing.
+	fence *sqlfence.Fence
 	// seen is the largest value this source has seen the row hold.
 	seen   atomic.Int64
 	closed atomic.Bool
@@ -84,13 +90,6 @@ func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, er
 	}
 	t := db.Quote(cfg.Table)
 	s := &Source{db: db, name: cfg.Name}
-	if db.Dialect == sqldb.MySQL {
-		// LAST_INSERT_ID(expr) hands the new value back in the statement's
-		// own reply: the UPDATE and the read are one atomic statement.
-		s.next = "UPDATE " + t + " SET current_value = LAST_INSERT_ID(current_value + 1) WHERE name = ? AND current_value < 9223372036854775807"
-	} else {
-		s.next = db.Rebind("UPDATE " + t + " SET current_value = current_value + 1 WHERE name = ? AND current_value < 9223372036854775807 RETURNING current_value")
-	}
 	s.read = db.Rebind("SELECT current_value FROM " + t + " WHERE name = ?")
 
 	err := db.Retry(ctx, func(ctx context.Context) error {
@@ -106,8 +105,13 @@ func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, er
 				return err
 			}
 		}
+		f, err := db.Fence(ctx, false)
+		if err != nil {
+			return err
+		}
+		s.fence = f
 		var v int64
-		err := db.QueryRowContext(ctx, s.read, cfg.Name).Scan(&v)
+		err = db.QueryRowContext(ctx, s.read, cfg.Name).Scan(&v)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: sqlrow source: no row %q in table %s (creation is off)", idforge.ErrUnknownKey, cfg.Name, cfg.Table)
 		}
@@ -117,14 +121,28 @@ func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, er
 	if err != nil {
 		return nil, fmt.Errorf("sqlrow source %q on %s: %w", cfg.Name, db.Where, err)
 	}
+	fence := ""
+	if s.fence != nil {
+		fence = s.fence.Cond()
+	}
+	if db.Dialect == sqldb.MySQL {
+		// LAST_INSERT_ID(expr) hands the new value back in the statement's
+		// own reply: the UPDATE and the read are one atomic statement.
+		s.next = "UPDATE " + t + " SET current_value = LAST_INSERT_ID(current_value + 1) WHERE name = ? AND current_value < 9223372036854775807" + fence
+	} else {
+		s.next = db.Rebind("UPDATE " + t + " SET current_value = current_value + 1 WHERE name = ? AND current_value < 9223372036854775807" + fence + " RETURNING current_value")
+	}
 	return s, nil
 }
 
 // Next returns the row's next value. It returns an error wrapping
 // sequence.ErrCounterLost (and idforge.ErrUnavailable) when the row has
 // been deleted or holds less than this source saw (restored from an old
-// backup); idforge.ErrSpaceExhausted at the largest int64;
-// idforge.ErrUnavailable wrapping the database's error when it fails
+// backup); idforge.ErrStoreFailedOver when the database's failover fence
+// names another server (a replica promoted after a fail-over, which may
+// lack the last increments: see RepairFailover);
+// idforge.ErrSpaceExhausted at the largest int64; idforge.ErrUnavailable
+// wrapping the database's error when it fails
 // (transient failures are retried twice first); idforge.ErrClosed after
 // Close.
 func (s *Source) Next(ctx context.Context) (int64, error) {
@@ -175,6 +193,14 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 func (s *Source) why(ctx context.Context) error {
 	ctx, cancel := s.db.Ctx(ctx)
 	defer cancel()
+	if s.fence != nil {
+		if err := s.fence.Check(ctx, s.db, s.db.Where); err != nil {
+			if errors.Is(err, idforge.ErrStoreFailedOver) {
+				return fmt.Errorf("sqlrow source %q: %w", s.name, err)
+			}
+			return fmt.Errorf("%w: sqlrow source %q: %w", idforge.ErrUnavailable, s.name, err)
+		}
+	}
 	var v int64
 	err := s.db.QueryRowContext(ctx, s.read, s.name).Scan(&v)
 	switch {
@@ -201,7 +227,9 @@ func (s *Source) Close() error {
 //
 //	<table>(name varchar(128) PRIMARY KEY, current_value bigint NOT NULL)
 //
-// (names compare byte for byte on MySQL: utf8mb4_bin). It is idempotent.
+// (names compare byte for byte on MySQL: utf8mb4_bin), and on MySQL,
+// MariaDB and PostgreSQL the failover fence idforge_fence, recording the
+// server it runs on (see RepairFailover). It is idempotent.
 func MigrateSource(ctx context.Context, db *sql.DB, table string) error {
 	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateSource)
 }
@@ -218,6 +246,9 @@ func createNamed(ctx context.Context, db *sqldb.DB, table, cols string) error {
 	if db.Dialect == sqldb.MySQL {
 		name, engine = "name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY", " ENGINE=InnoDB"
 	}
-	_, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+engine)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+engine); err != nil {
+		return err
+	}
+	_, err := db.Fence(ctx, true)
 	return err
 }
