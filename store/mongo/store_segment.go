@@ -11,6 +11,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 const maxInt64 = 1<<63 - 1
@@ -50,36 +51,10 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	what := fmt.Sprintf("claim segment for key %q", key)
-	for attempt, changed := 0, 0; ; {
-		seg, err := s.claim(ctx, key, step)
-		switch {
-		case err == nil:
-			return seg, nil
-		case errors.Is(err, errDocChanged):
-			// The step changed between the look at it and the claim:
-			// try again, a bounded number of times.
-			if changed++; changed < 3 {
-				continue
-			}
-			return idforge.Segment{}, fmt.Errorf("mongodb: %s: document keeps changing, giving up", what)
-		case isVerdict(err):
-			return idforge.Segment{}, err
-		}
-		if s.closed.Load() || attempt >= s.retries || !transient(err) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		s.log.Warn("mongodb: claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
-		if !backoff(ctx, attempt) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		attempt++
-	}
+	return claim.Segment(ctx, s.retry, key, fmt.Sprintf("claim segment for key %q", key), func() (idforge.Segment, error) {
+		return s.claim(ctx, key, step)
+	})
 }
-
-// errDocChanged is returned by claim when the update matched nothing but
-// the document, looked at afterwards, could be claimed.
-var errDocChanged = errors.New("document changed")
 
 // isVerdict reports whether err is claim's answer about the key rather
 // than a failure to reach the server.
@@ -100,11 +75,11 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 		if !ok {
 			// Learn the stored step: whyNotClaimed reads the document
 			// and caches it, or says why the key cannot be claimed.
-			if err := s.whyNotClaimed(ctx, key, 0); !errors.Is(err, errDocChanged) {
+			if err := s.whyNotClaimed(ctx, key, 0); !errors.Is(err, claim.ErrChanged) {
 				return idforge.Segment{}, err
 			}
 			if stored, ok = s.steps.Load(key); !ok {
-				return idforge.Segment{}, errDocChanged
+				return idforge.Segment{}, claim.ErrChanged
 			}
 		}
 		used = stored.(int64)
@@ -143,7 +118,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 
 // whyNotClaimed explains why a claim's update matched nothing, reading the
 // key's document from the primary: a verdict error naming the key,
-// errDocChanged (after caching the stored step) when the document could
+// claim.ErrChanged (after caching the stored step) when the document could
 // be claimed now, or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error {
 	var doc keyDoc
@@ -170,7 +145,7 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 		return err
 	}
 	s.steps.Store(key, rowStep)
-	return errDocChanged
+	return claim.ErrChanged
 }
 
 // errNotIntegers is the error for a key document whose max_id or step is

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
@@ -17,7 +18,7 @@ import (
 // ever overlap; the dialect's statements (Dialect.ClaimReturns) say how.
 // The claim is committed when ClaimSegment returns.
 //
-// A transient failure (see Transient) is retried with backoff, up to
+// A transient failure (see claim.Transient) is retried with backoff, up to
 // Settings.Retries times, within the call's deadline. That includes a
 // COMMIT whose outcome is unknown because the connection broke: if it did
 // commit, the retry claims the next range and the first is never issued,
@@ -41,36 +42,10 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
-	what := fmt.Sprintf("claim segment for key %q", key)
-	for attempt, changed := 0, 0; ; {
-		seg, err := s.claim(ctx, key, step)
-		switch {
-		case err == nil:
-			return seg, nil
-		case errors.Is(err, errRowChanged):
-			// The row appeared or changed between the UPDATE and the look
-			// at it: try again, a bounded number of times.
-			if changed++; changed < 3 {
-				continue
-			}
-			return idforge.Segment{}, fmt.Errorf("%s: %s: row keeps changing, giving up", s.d.Name, what)
-		case isVerdict(err):
-			return idforge.Segment{}, err
-		}
-		if s.closed.Load() || attempt >= s.retries || !Transient(err, s.d.ClassifyError) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		s.log.Warn(s.d.Name+": claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
-		if !backoff(ctx, attempt) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		attempt++
-	}
+	return claim.Segment(ctx, s.retry, key, fmt.Sprintf("claim segment for key %q", key), func() (idforge.Segment, error) {
+		return s.claim(ctx, key, step)
+	})
 }
-
-// errRowChanged is returned by claim when the UPDATE matched nothing but
-// the row, looked at afterwards, could be claimed.
-var errRowChanged = errors.New("row changed")
 
 // isVerdict reports whether err is claim's answer about the key rather
 // than a failure to reach the database.
@@ -187,7 +162,7 @@ func claimed(newMax, rowStep, step int64) idforge.Segment {
 }
 
 // whyNotClaimed explains why the claim's UPDATE matched nothing: a verdict
-// error naming the key, errRowChanged when the row could be claimed now,
+// error naming the key, claim.ErrChanged when the row could be claimed now,
 // or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step int64) error {
 	if sch.fenced {
@@ -212,7 +187,7 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 	if err := unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
 		return err
 	}
-	return errRowChanged
+	return claim.ErrChanged
 }
 
 // errNotIntegers is the error for a leaf_alloc row whose max_id or step
