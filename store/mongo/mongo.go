@@ -134,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
 	s.name = serverName(cfg.Client) + "/" + dbName
 	s.retry = claim.Retry{Backend: "mongodb", DB: s.name, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0),
-		Log: s.log, Closed: s.closed.Load, Transient: transient, Verdict: isVerdict, Wrap: s.wrap}
+		Timeout: s.timeout, Log: s.log, Closed: s.closed.Load, Transient: transient, Verdict: isVerdict, Wrap: s.wrap}
 	client, err := mongo.Connect(cfg.Client)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.name, err)
@@ -263,6 +263,18 @@ func (s *Store) checkOpen() error {
 		return claim.Closed("mongodb", s.name)
 	}
 	return nil
+}
+
+// start begins a call: it returns an error wrapping idforge.ErrClosed
+// after Close and one saying to run `idforge migrate` while the
+// collections do not exist; otherwise ctx bounded by the store's timeout.
+// The caller defers cancel in every case.
+func (s *Store) start(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := s.checkOpen(); err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	return ctx, cancel, s.check(ctx)
 }
 
 // opContext applies the store's timeout to ctx unless ctx ends earlier.

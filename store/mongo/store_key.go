@@ -85,12 +85,9 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 // sorted by _id (names in byte order), decoded as D and converted by conv,
 // once the database is migrated.
 func list[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, what string, conv func(*D) (T, error)) ([]T, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
@@ -116,12 +113,12 @@ func list[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, what 
 // into coll once the database is migrated, and returns taken for a
 // duplicate _id.
 func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, taken error, what string) error {
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
+	if err != nil {
 		return err
 	}
-	_, err := coll.InsertOne(ctx, doc)
+	_, err = coll.InsertOne(ctx, doc)
 	switch {
 	case err == nil:
 		return nil
@@ -136,16 +133,13 @@ func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, tak
 // returns it converted by conv, or unknown when there is none.
 func findOne[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, name string, unknown error, what string, conv func(*D) (T, error)) (T, error) {
 	var zero T
-	if err := s.checkOpen(); err != nil {
-		return zero, err
-	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
+	if err != nil {
 		return zero, err
 	}
 	var doc D
-	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
+	err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
 	switch {
 	case err == nil:
 		return conv(&doc)

@@ -43,17 +43,7 @@ const maxInt64 = 1<<63 - 1
 // positive; ErrClosed after Close; the context's error when it ends;
 // otherwise the driver's error after the last attempt.
 func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Segment{}, err
-	}
-	if step < 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	return claim.Segment(ctx, s.retry, key, fmt.Sprintf("claim segment for key %q", key), func() (idforge.Segment, error) {
-		return s.claim(ctx, key, step)
-	})
+	return claim.Segment(ctx, s.retry, key, step, s.claim)
 }
 
 // isVerdict reports whether err is claim's answer about the key rather

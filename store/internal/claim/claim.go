@@ -105,10 +105,11 @@ var ErrChanged = errors.New("changed during the claim")
 
 // Retry describes one store's claim retries for Segment.
 type Retry struct {
-	Backend string // the messages' prefix: "mysql", "mongodb" …
-	DB      string // the database, for logs; no password
-	Thing   string // what ErrChanged is about: "row", "document"
-	Retries int    // retries after a transient failure
+	Backend string        // the messages' prefix: "mysql", "mongodb" …
+	DB      string        // the database, for logs; no password
+	Thing   string        // what ErrChanged is about: "row", "document"
+	Retries int           // retries after a transient failure
+	Timeout time.Duration // bounds a claim with its retries (see Context)
 	Log     *slog.Logger
 	// Closed reports whether the store has been closed.
 	Closed func() bool
@@ -121,14 +122,25 @@ type Retry struct {
 	Wrap func(ctx context.Context, err error, what string) error
 }
 
-// Segment runs attempt until it succeeds, gives a verdict, fails for a
-// reason no retry cures, or r.Retries retries with Backoff are spent.
-// what names the claim in errors; key names the key in logs. A claim
-// whose outcome was unknown (a reply lost) and is retried leaves a gap,
-// never a value twice.
-func Segment(ctx context.Context, r Retry, key, what string, attempt func() (idforge.Segment, error)) (idforge.Segment, error) {
+// Segment claims step IDs of key (0: its stored step) with attempt until
+// it succeeds, gives a verdict, fails for a reason no retry cures, or
+// r.Retries retries with Backoff are spent, all within r.Timeout (see
+// Context). It returns an error wrapping idforge.ErrClosed when the store
+// is closed and one wrapping idforge.ErrInvalidArgument for a negative
+// step, before any attempt. A claim whose outcome was unknown (a reply
+// lost) and is retried leaves a gap, never a value twice.
+func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(ctx context.Context, key string, step int64) (idforge.Segment, error)) (idforge.Segment, error) {
+	if r.Closed() {
+		return idforge.Segment{}, Closed(r.Backend, r.DB)
+	}
+	if step < 0 {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
+	}
+	ctx, cancel := Context(ctx, r.Timeout)
+	defer cancel()
+	what := fmt.Sprintf("claim segment for key %q", key)
 	for tries, changed := 0, 0; ; {
-		seg, err := attempt()
+		seg, err := attempt(ctx, key, step)
 		switch {
 		case err == nil:
 			return seg, nil

@@ -339,7 +339,7 @@ func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialec
 		log:     set.Logger,
 		timeout: set.Timeout,
 	}
-	s.retry = claim.Retry{Backend: d.Name, DB: name, Thing: "row", Retries: max(set.Retries, 0), Log: set.Logger,
+	s.retry = claim.Retry{Backend: d.Name, DB: name, Thing: "row", Retries: max(set.Retries, 0), Timeout: set.Timeout, Log: set.Logger,
 		Closed: s.closed.Load, Verdict: isVerdict, Wrap: s.wrap,
 		Transient: func(err error) bool { return claim.Transient(err, d.ClassifyError) }}
 	s.db.SetMaxOpenConns(set.MaxOpenConns)
