@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -13,8 +14,6 @@ import (
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/store/internal/claim"
 )
-
-const maxInt64 = 1<<63 - 1
 
 // ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
 // adds step (the key's stored step when step is 0) to the key's max_id
@@ -78,7 +77,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	filter := bson.D{
 		{Key: "_id", Value: key},
 		{Key: "strategy", Value: string(idforge.StrategySegment)},
-		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: maxInt64 - used}}},
+		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: math.MaxInt64 - used}}},
 		stepFilter,
 	}
 	update := bson.D{
@@ -130,7 +129,7 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 		s.steps.Delete(key)
 		return errNotIntegers(key)
 	}
-	if err := unclaimable(key, maxID, rowStep, step); err != nil {
+	if err := claim.Unclaimable(key, maxID, rowStep, step); err != nil {
 		s.steps.Delete(key)
 		return err
 	}
@@ -146,24 +145,6 @@ func errNotIntegers(key string) error {
 		idforge.ErrInvalidArgument, key)
 }
 
-// unclaimable explains why a claim of step (0: the stored step) cannot
-// take a key at maxID with rowStep: an error wrapping
-// idforge.ErrInvalidArgument for a stored step that is not positive, or
-// idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
-// returns nil when the claim can be made.
-func unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
-	}
-	if maxID > maxInt64-used {
-		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
-	}
-	return nil
-}
-
 // ReturnSegment implements idforge.SegmentReturner: it sets key's max_id
 // back to from if, and only if, it is still to, in one conditional
 // updateOne, and reports whether it did. from == to succeeds without a
@@ -176,8 +157,8 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if from > to || from < 1 {
-		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()

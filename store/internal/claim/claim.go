@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"net"
 	"syscall"
@@ -161,4 +162,32 @@ func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(
 		}
 		tries++
 	}
+}
+
+// Unclaimable explains why a claim of step (0: the stored step) cannot
+// take key, stored with maxID and rowStep: an error wrapping
+// idforge.ErrInvalidArgument for a stored step that is not positive, or
+// idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
+// returns nil when the claim can be made.
+func Unclaimable(key string, maxID, rowStep, step int64) error {
+	used := step
+	if used == 0 {
+		if used = rowStep; used <= 0 {
+			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
+		}
+	}
+	if maxID > math.MaxInt64-used {
+		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
+	}
+	return nil
+}
+
+// CheckReturn returns an error wrapping idforge.ErrInvalidArgument unless
+// [from, to) can be handed back to key (idforge.SegmentReturner): from is
+// at least 1 and not past to.
+func CheckReturn(key string, from, to int64) error {
+	if from > to || from < 1 {
+		return fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	}
+	return nil
 }

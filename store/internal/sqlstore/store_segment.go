@@ -174,7 +174,7 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 	if !maxID.Valid || !rowStep.Valid {
 		return errNotIntegers(key)
 	}
-	if err := unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
+	if err := claim.Unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
 		return err
 	}
 	return claim.ErrChanged
@@ -186,26 +186,6 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 func errNotIntegers(key string) error {
 	return fmt.Errorf("%w: key %q: leaf_alloc row holds a max_id or step that is NULL or not an integer", idforge.ErrInvalidArgument, key)
 }
-
-// unclaimable explains why a claim of step (0: the row's step) cannot
-// take key's leaf_alloc row, which holds maxID and rowStep: an error
-// wrapping idforge.ErrInvalidArgument for a stored step that is not
-// positive, or idforge.ErrSpaceExhausted when max_id would pass the
-// largest int64. It returns nil when the claim can be made.
-func unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
-	}
-	if maxID > maxInt64-used {
-		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
-	}
-	return nil
-}
-
-const maxInt64 = 1<<63 - 1
 
 // notSegmentKey returns the ErrUnknownKey error for a key leaf_alloc does
 // not have, saying so when it is a key of another strategy (if that can be
@@ -232,8 +212,8 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if from > to || from < 1 {
-		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()
