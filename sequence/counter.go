@@ -101,6 +101,22 @@ type CountRequest struct {
 	Cap int64
 }
 
+// Base is where a store counts r from, given the mark it holds: stamp is
+// the period to count in (the later of r.Stamp and the mark, the mark
+// lifted to r.Floor first), n the count already issued in it, and full
+// reports that n has reached r.Cap.
+func (r CountRequest) Base(stored Mark) (stamp, n int64, full bool) {
+	m := stored
+	if m.Less(r.Floor) {
+		m = r.Floor
+	}
+	stamp = max(r.Stamp, m.Stamp)
+	if stamp == m.Stamp {
+		n = m.N
+	}
+	return stamp, n, r.Cap > 0 && n >= r.Cap
+}
+
 // CountResult is a CounterStore's answer.
 type CountResult struct {
 	// Stamp is the period counted in: Stamp of the request, or a later

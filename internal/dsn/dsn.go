@@ -149,6 +149,8 @@ type Query struct {
 	v     url.Values
 	err   error
 	known []string
+	// missing is the first parameter Required found absent.
+	missing string
 }
 
 // NewQuery returns the parameters of u. what names the URL in messages
@@ -295,8 +297,24 @@ func (q *Query) List(name string) []string {
 	return out
 }
 
+// Required returns the value of name; when it is absent or empty, Err
+// and Done report "parameter <name> is required", after any invalid
+// value met.
+func (q *Query) Required(name string) string {
+	v := q.String(name, "")
+	if v == "" && q.missing == "" {
+		q.missing = name
+	}
+	return v
+}
+
 // Err returns the first error met, or nil.
-func (q *Query) Err() error { return q.err }
+func (q *Query) Err() error {
+	if q.err == nil && q.missing != "" {
+		q.err = q.Errorf("parameter %s is required", q.missing)
+	}
+	return q.err
+}
 
 // Rest returns the parameters not taken: a driver's.
 func (q *Query) Rest() url.Values { return q.v }
@@ -304,7 +322,7 @@ func (q *Query) Rest() url.Values { return q.v }
 // Done returns the first error met or, failing that, an error naming the
 // parameters nobody took and those the URL knows.
 func (q *Query) Done() error {
-	if q.err != nil || len(q.v) == 0 {
+	if q.Err() != nil || len(q.v) == 0 {
 		return q.err
 	}
 	names := make([]string, 0, len(q.v))

@@ -119,3 +119,30 @@ func TestQueryRefusesBadValues(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryRequired: a required parameter that is absent or empty is
+// reported by Err and Done, after an invalid value met before it.
+func TestQueryRequired(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{"x://h?key=k", ""},
+		{"x://h", "parameter key is required"},
+		{"x://h?key=", "parameter key is required"},
+		{"x://h?start=0", "parameter start="},
+	} {
+		u, err := url.Parse(tt.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := NewQuery(u, "test URL")
+		key := q.Required("key")
+		q.Int("start", 1, 1, math.MaxInt64)
+		for name, err := range map[string]error{"Err": q.Err(), "Done": q.Done()} {
+			switch {
+			case tt.want == "" && (err != nil || key != "k"):
+				t.Errorf("%s: %s = %v, key %q", tt.raw, name, err, key)
+			case tt.want != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("%s: %s = %v, want %q", tt.raw, name, err, tt.want)
+			}
+		}
+	}
+}

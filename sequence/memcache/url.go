@@ -22,7 +22,7 @@ func init() {
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	q := dsn.NewQuery(u, "memcache source URL")
 	cfg := SourceConfig{
-		Key:    q.String("key", ""),
+		Key:    q.Required("key"),
 		Start:  q.Int("start", 1, 1, math.MaxInt64),
 		Create: q.Bool("create", false),
 	}
@@ -30,9 +30,6 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	idle := q.Int("max_idle_conns", 16, 1, 10000)
 	if err := q.Done(); err != nil {
 		return nil, err
-	}
-	if cfg.Key == "" {
-		return nil, q.Errorf("parameter key is required")
 	}
 	if u.Opaque != "" || u.Host == "" || u.User != nil || (u.Path != "" && u.Path != "/") {
 		return nil, q.Errorf("write memcache://host:port?key=name")

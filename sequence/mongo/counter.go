@@ -138,22 +138,14 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 		if err != nil {
 			return sequence.CountResult{}, err
 		}
-		m := stored
-		if m.Less(req.Floor) {
-			m = req.Floor
-		}
-		target := max(req.Stamp, m.Stamp)
-		cur := int64(0)
-		if target == m.Stamp {
-			cur = m.N
-		}
-		if req.Cap > 0 && cur >= req.Cap {
+		target, cur, full := req.Base(stored)
+		if full {
 			return sequence.CountResult{Stamp: target, Full: true}, nil
 		}
 		if cur == math.MaxInt64 {
 			return sequence.CountResult{}, fmt.Errorf("%w: mongodb counter %q", idforge.ErrSpaceExhausted, req.Name)
 		}
-		if m == stored && target == stored.Stamp {
+		if !stored.Less(req.Floor) && target == stored.Stamp {
 			// Counting on in the stored period: $inc, atomic on its own.
 			limit := cmp.Or(req.Cap, int64(math.MaxInt64))
 			var doc counterDoc

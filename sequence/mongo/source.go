@@ -199,13 +199,10 @@ func (s *Source) Close() error {
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	q := dsn.NewQuery(u, "mongodb source URL")
 	cfg := SourceConfig{
-		Name:       q.String("name", ""),
+		Name:       q.Required("name"),
 		Collection: q.String("collection", DefaultSourceCollection),
 		Start:      q.Int("start", 1, 1, math.MaxInt64),
 		NoCreate:   !q.Bool("create", true),
-	}
-	if cfg.Name == "" && q.Err() == nil {
-		return nil, q.Errorf("parameter name is required")
 	}
 	db, timeout, err := connect(ctx, u, q)
 	if err != nil {

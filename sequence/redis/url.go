@@ -59,12 +59,9 @@ func client(ctx context.Context, u *url.URL, q *dsn.Query) (goredis.UniversalCli
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	q := dsn.NewQuery(u, "redis source URL")
 	cfg := SourceConfig{
-		Key:      q.String("key", ""),
+		Key:      q.Required("key"),
 		Start:    q.Int("start", 1, 1, math.MaxInt64),
 		NoCreate: !q.Bool("create", true),
-	}
-	if cfg.Key == "" && q.Err() == nil {
-		return nil, q.Errorf("parameter key is required")
 	}
 	cl, rep, err := client(ctx, u, q)
 	if err != nil {

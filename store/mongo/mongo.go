@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,8 +19,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
-	"github.com/idforge/idforge/internal/wait"
-	"github.com/idforge/idforge/store/internal/sqlstore"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // Defaults for the Config fields left zero.
@@ -93,7 +91,7 @@ type Store struct {
 	name    string // host/database, for messages; no password
 	log     *slog.Logger
 	timeout time.Duration
-	retries int
+	retry   claim.Retry
 
 	// ready records that KeysCollection has been seen; until then (a
 	// database not migrated) calls look again, `idforge migrate` may have
@@ -132,21 +130,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Client.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %v", idforge.ErrInvalidArgument, err)
 	}
-	s := &Store{timeout: cfg.Timeout, retries: cfg.Retries, log: cfg.Logger}
-	if s.timeout == 0 {
-		s.timeout = DefaultTimeout
-	}
-	switch {
-	case s.retries == 0:
-		s.retries = DefaultRetries
-	case s.retries < 0:
-		s.retries = 0
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	s := &Store{timeout: cmp.Or(cfg.Timeout, DefaultTimeout), log: cmp.Or(cfg.Logger, slog.Default())}
 	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
 	s.name = serverName(cfg.Client) + "/" + dbName
+	s.retry = claim.Retry{Backend: "mongodb", DB: s.name, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0),
+		Timeout: s.timeout, Log: s.log, Closed: s.closed.Load, Transient: transient, Verdict: isVerdict, Wrap: s.wrap}
 	client, err := mongo.Connect(cfg.Client)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.name, err)
@@ -272,38 +260,40 @@ func (s *Store) Close() error {
 
 func (s *Store) checkOpen() error {
 	if s.closed.Load() {
-		return fmt.Errorf("%w: mongodb store %s", idforge.ErrClosed, s.name)
+		return claim.Closed("mongodb", s.name)
 	}
 	return nil
 }
 
-// opContext applies the store's timeout to ctx unless ctx ends earlier.
-func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.timeout {
-		return ctx, func() {}
+// start begins a call: it returns an error wrapping idforge.ErrClosed
+// after Close and one saying to run `idforge migrate` while the
+// collections do not exist; otherwise ctx bounded by the store's timeout.
+// The caller defers cancel in every case.
+func (s *Store) start(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := s.checkOpen(); err != nil {
+		return ctx, func() {}, err
 	}
-	return context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.opContext(ctx)
+	return ctx, cancel, s.check(ctx)
 }
 
-// wrap adds what was being done to a driver error. An error caused by
-// Close or by the context ending wraps idforge.ErrClosed or the context's
-// error, whatever the driver made of it.
+// opContext applies the store's timeout to ctx unless ctx ends earlier.
+func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return claim.Context(ctx, s.timeout)
+}
+
+// wrap adds what was being done to a driver error (see claim.Wrap); the
+// driver's ErrClientDisconnected counts as Close.
 func (s *Store) wrap(ctx context.Context, err error, what string) error {
-	if s.closed.Load() || errors.Is(err, mongo.ErrClientDisconnected) {
-		return fmt.Errorf("%w: mongodb store %s: %s: %v", idforge.ErrClosed, s.name, what, err)
-	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("mongodb: %s: %w (%v)", what, cerr, err)
-	}
-	return fmt.Errorf("mongodb: %s: %w", what, err)
+	return claim.Wrap(ctx, err, s.closed.Load() || errors.Is(err, mongo.ErrClientDisconnected), "mongodb", s.name, what)
 }
 
 // transient reports whether retrying a claim may cure err: the failures
-// of the connection sqlstore.Transient knows, the driver's network
+// of the connection claim.Transient knows, the driver's network
 // errors, no server to select, and the server's errors that say so (a
 // primary stepping down or shutting down, a write concern not met).
 func transient(err error) bool {
-	return sqlstore.Transient(err, classify)
+	return claim.Transient(err, classify)
 }
 
 // retryableCodes are server error codes after which the next attempt may
@@ -338,19 +328,4 @@ func classify(err error) (transient, known bool) {
 		return true, true
 	}
 	return false, false
-}
-
-// retryBackoff is the wait before a claim's first retry; it doubles with
-// each further retry.
-const retryBackoff = 50 * time.Millisecond
-
-// backoff waits before retry number attempt+1, with up to half as much
-// again at random; it returns false when ctx ends first.
-func backoff(ctx context.Context, attempt int) bool {
-	d := retryBackoff << min(attempt, 10)
-	d += rand.N(d / 2)
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-		return false
-	}
-	return wait.For(ctx, d) == nil
 }

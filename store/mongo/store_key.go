@@ -71,46 +71,25 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 // ErrInvalidArgument for a segment key whose document a hand edit left
 // without integer max_id and step, and ErrClosed after Close.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Key{}, err
-	}
-	var doc keyDoc
-	if err := s.findOne(ctx, s.keys, name, &doc, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read key %q", name)); err != nil {
-		return idforge.Key{}, err
-	}
-	return doc.key()
+	return findOne(ctx, s, s.keys, name, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read key %q", name), (*keyDoc).key)
 }
 
 // Keys implements idforge.KeyStore: every key, sorted by name in byte
 // order (the _id index's order for strings). It returns an error wrapping
 // ErrClosed after Close.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := s.opContext(ctx)
+	return list(ctx, s, s.keys, "list keys", (*keyDoc).key)
+}
+
+// list is the common part of Keys and Serials: every document of coll,
+// sorted by _id (names in byte order), decoded as D and converted by conv,
+// once the database is migrated.
+func list[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, what string, conv func(*D) (T, error)) ([]T, error) {
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return nil, err
-	}
-	docs, err := list[keyDoc](ctx, s, s.keys, "list keys")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]idforge.Key, 0, len(docs))
-	for _, doc := range docs {
-		k, err := doc.key()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, nil
-}
-
-// list returns every document of coll, sorted by _id (names in byte
-// order), decoded as D.
-func list[D any](ctx context.Context, s *Store, coll *mongo.Collection, what string) ([]D, error) {
 	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, s.wrap(ctx, err, what)
@@ -119,19 +98,27 @@ func list[D any](ctx context.Context, s *Store, coll *mongo.Collection, what str
 	if err := cur.All(ctx, &docs); err != nil {
 		return nil, s.wrap(ctx, err, what)
 	}
-	return docs, nil
+	out := make([]T, 0, len(docs))
+	for i := range docs {
+		v, err := conv(&docs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // insert is the common part of CreateKey and CreateSerial: it inserts doc
 // into coll once the database is migrated, and returns taken for a
 // duplicate _id.
 func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, taken error, what string) error {
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
+	if err != nil {
 		return err
 	}
-	_, err := coll.InsertOne(ctx, doc)
+	_, err = coll.InsertOne(ctx, doc)
 	switch {
 	case err == nil:
 		return nil
@@ -142,20 +129,22 @@ func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, tak
 }
 
 // findOne is the common part of Key and Serial: it decodes the document
-// of coll whose _id is name into doc once the database is migrated, and
-// returns unknown when there is none.
-func (s *Store) findOne(ctx context.Context, coll *mongo.Collection, name string, doc any, unknown error, what string) error {
-	ctx, cancel := s.opContext(ctx)
+// of coll whose _id is name as D, once the database is migrated, and
+// returns it converted by conv, or unknown when there is none.
+func findOne[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, name string, unknown error, what string, conv func(*D) (T, error)) (T, error) {
+	var zero T
+	ctx, cancel, err := s.start(ctx)
 	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return err
+	if err != nil {
+		return zero, err
 	}
-	err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(doc)
+	var doc D
+	err = coll.FindOne(ctx, bson.D{{Key: "_id", Value: name}}).Decode(&doc)
 	switch {
 	case err == nil:
-		return nil
+		return conv(&doc)
 	case errors.Is(err, mongo.ErrNoDocuments):
-		return unknown
+		return zero, unknown
 	}
-	return s.wrap(ctx, err, what)
+	return zero, s.wrap(ctx, err, what)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -11,9 +12,8 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/store/internal/claim"
 )
-
-const maxInt64 = 1<<63 - 1
 
 // ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
 // adds step (the key's stored step when step is 0) to the key's max_id
@@ -42,44 +42,8 @@ const maxInt64 = 1<<63 - 1
 // positive; ErrClosed after Close; the context's error when it ends;
 // otherwise the driver's error after the last attempt.
 func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Segment{}, err
-	}
-	if step < 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	what := fmt.Sprintf("claim segment for key %q", key)
-	for attempt, changed := 0, 0; ; {
-		seg, err := s.claim(ctx, key, step)
-		switch {
-		case err == nil:
-			return seg, nil
-		case errors.Is(err, errDocChanged):
-			// The step changed between the look at it and the claim:
-			// try again, a bounded number of times.
-			if changed++; changed < 3 {
-				continue
-			}
-			return idforge.Segment{}, fmt.Errorf("mongodb: %s: document keeps changing, giving up", what)
-		case isVerdict(err):
-			return idforge.Segment{}, err
-		}
-		if s.closed.Load() || attempt >= s.retries || !transient(err) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		s.log.Warn("mongodb: claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
-		if !backoff(ctx, attempt) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		attempt++
-	}
+	return claim.Segment(ctx, s.retry, key, step, s.claim)
 }
-
-// errDocChanged is returned by claim when the update matched nothing but
-// the document, looked at afterwards, could be claimed.
-var errDocChanged = errors.New("document changed")
 
 // isVerdict reports whether err is claim's answer about the key rather
 // than a failure to reach the server.
@@ -100,11 +64,11 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 		if !ok {
 			// Learn the stored step: whyNotClaimed reads the document
 			// and caches it, or says why the key cannot be claimed.
-			if err := s.whyNotClaimed(ctx, key, 0); !errors.Is(err, errDocChanged) {
+			if err := s.whyNotClaimed(ctx, key, 0); !errors.Is(err, claim.ErrChanged) {
 				return idforge.Segment{}, err
 			}
 			if stored, ok = s.steps.Load(key); !ok {
-				return idforge.Segment{}, errDocChanged
+				return idforge.Segment{}, claim.ErrChanged
 			}
 		}
 		used = stored.(int64)
@@ -113,7 +77,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	filter := bson.D{
 		{Key: "_id", Value: key},
 		{Key: "strategy", Value: string(idforge.StrategySegment)},
-		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: maxInt64 - used}}},
+		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: math.MaxInt64 - used}}},
 		stepFilter,
 	}
 	update := bson.D{
@@ -143,7 +107,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 
 // whyNotClaimed explains why a claim's update matched nothing, reading the
 // key's document from the primary: a verdict error naming the key,
-// errDocChanged (after caching the stored step) when the document could
+// claim.ErrChanged (after caching the stored step) when the document could
 // be claimed now, or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error {
 	var doc keyDoc
@@ -165,12 +129,12 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 		s.steps.Delete(key)
 		return errNotIntegers(key)
 	}
-	if err := unclaimable(key, maxID, rowStep, step); err != nil {
+	if err := claim.Unclaimable(key, maxID, rowStep, step); err != nil {
 		s.steps.Delete(key)
 		return err
 	}
 	s.steps.Store(key, rowStep)
-	return errDocChanged
+	return claim.ErrChanged
 }
 
 // errNotIntegers is the error for a key document whose max_id or step is
@@ -179,24 +143,6 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 func errNotIntegers(key string) error {
 	return fmt.Errorf("%w: key %q: document holds a max_id or step that is missing or not an integer (int or long; write NumberLong(…) in the mongo shell)",
 		idforge.ErrInvalidArgument, key)
-}
-
-// unclaimable explains why a claim of step (0: the stored step) cannot
-// take a key at maxID with rowStep: an error wrapping
-// idforge.ErrInvalidArgument for a stored step that is not positive, or
-// idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
-// returns nil when the claim can be made.
-func unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
-	}
-	if maxID > maxInt64-used {
-		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
-	}
-	return nil
 }
 
 // ReturnSegment implements idforge.SegmentReturner: it sets key's max_id
@@ -211,8 +157,8 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if from > to || from < 1 {
-		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()

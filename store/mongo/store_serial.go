@@ -17,8 +17,9 @@ type serialDoc struct {
 	Updated     time.Time `bson:"update_time"`
 }
 
-func (d *serialDoc) serial() idforge.Serial {
-	return idforge.Serial{Name: d.Name, Template: d.Template, TimeZone: d.TimeZone, Description: d.Description, Updated: d.Updated.UTC()}
+// get is the definition the document holds; it never fails.
+func (d *serialDoc) get() (idforge.Serial, error) {
+	return idforge.Serial{Name: d.Name, Template: d.Template, TimeZone: d.TimeZone, Description: d.Description, Updated: d.Updated.UTC()}, nil
 }
 
 // CreateSerial implements idforge.SerialStore: it inserts the
@@ -45,35 +46,11 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 // idforge.ErrUnknownKey when there is no serial of that name, and
 // ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Serial{}, err
-	}
-	var doc serialDoc
-	if err := s.findOne(ctx, s.serials, name, &doc, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read serial %q", name)); err != nil {
-		return idforge.Serial{}, err
-	}
-	return doc.serial(), nil
+	return findOne(ctx, s, s.serials, name, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read serial %q", name), (*serialDoc).get)
 }
 
 // Serials implements idforge.SerialStore: every serial definition, sorted
 // by name in byte order. Its errors are Serial's, but for ErrUnknownKey.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
-	if err := s.checkOpen(); err != nil {
-		return nil, err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return nil, err
-	}
-	const what = "list serials"
-	docs, err := list[serialDoc](ctx, s, s.serials, what)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]idforge.Serial, 0, len(docs))
-	for _, doc := range docs {
-		out = append(out, doc.serial())
-	}
-	return out, nil
+	return list(ctx, s, s.serials, "list serials", (*serialDoc).get)
 }

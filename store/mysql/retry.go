@@ -23,7 +23,7 @@ var transientCodes = map[uint16]bool{
 // classifyError is MySQL's sqlstore.Dialect.ClassifyError: a server error
 // is transient when its number is one of transientCodes, and the driver's
 // ErrInvalidConn (a connection that broke mid-command) always is. Other
-// errors are left to sqlstore.Transient.
+// errors are left to claim.Transient.
 func classifyError(err error) (transient, known bool) {
 	var me *mysqldrv.MySQLError
 	if errors.As(err, &me) {

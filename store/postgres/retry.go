@@ -23,7 +23,7 @@ var transientCodes = map[string]bool{
 // classifyError is PostgreSQL's sqlstore.Dialect.ClassifyError: a server
 // error is transient when its SQLSTATE is one of transientCodes or of
 // class 08, and so is a request pgx knows was never sent. Other errors are
-// left to sqlstore.Transient.
+// left to claim.Transient.
 func classifyError(err error) (transient, known bool) {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // Defaults of the server backends' Config fields, which their Default
@@ -235,7 +236,7 @@ type Store struct {
 	name    string // user@host:port/database or a file's path, for messages; no password
 	log     *slog.Logger
 	timeout time.Duration
-	retries int
+	retry   claim.Retry
 
 	// sch is nil until leaf_alloc has been seen (Open, or later calls
 	// after a Migrate elsewhere when opened with ForMigrate); loadMu
@@ -337,8 +338,10 @@ func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialec
 		name:    name,
 		log:     set.Logger,
 		timeout: set.Timeout,
-		retries: max(set.Retries, 0),
 	}
+	s.retry = claim.Retry{Backend: d.Name, DB: name, Thing: "row", Retries: max(set.Retries, 0), Timeout: set.Timeout, Log: set.Logger,
+		Closed: s.closed.Load, Verdict: isVerdict, Wrap: s.wrap,
+		Transient: func(err error) bool { return claim.Transient(err, d.ClassifyError) }}
 	s.db.SetMaxOpenConns(set.MaxOpenConns)
 	s.db.SetMaxIdleConns(max(set.MaxIdleConns, 0))
 	s.db.SetConnMaxLifetime(max(set.ConnMaxLifetime, 0))
@@ -599,7 +602,7 @@ func (sch *schema) close() error {
 
 func (s *Store) checkOpen() error {
 	if s.closed.Load() {
-		return fmt.Errorf("%w: %s store %s", idforge.ErrClosed, s.d.Name, s.name)
+		return claim.Closed(s.d.Name, s.name)
 	}
 	return nil
 }
@@ -607,24 +610,10 @@ func (s *Store) checkOpen() error {
 // opContext applies the store's timeout, if it has one, to ctx unless ctx
 // ends earlier.
 func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if s.timeout < 0 {
-		return ctx, func() {}
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= s.timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, s.timeout)
+	return claim.Context(ctx, s.timeout)
 }
 
-// wrap adds what was being done to a driver error. An error caused by
-// Close or by the context ending wraps idforge.ErrClosed or the context's
-// error, whatever the driver made of it.
+// wrap adds what was being done to a driver error (see claim.Wrap).
 func (s *Store) wrap(ctx context.Context, err error, what string) error {
-	if s.closed.Load() {
-		return fmt.Errorf("%w: %s store %s: %s: %v", idforge.ErrClosed, s.d.Name, s.name, what, err)
-	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%s: %s: %w (%v)", s.d.Name, what, cerr, err)
-	}
-	return fmt.Errorf("%s: %s: %w", s.d.Name, what, err)
+	return claim.Wrap(ctx, err, s.closed.Load(), s.d.Name, s.name, what)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // ClaimSegment implements idforge.SegmentStore with Leaf's semantics: it
@@ -17,7 +18,7 @@ import (
 // ever overlap; the dialect's statements (Dialect.ClaimReturns) say how.
 // The claim is committed when ClaimSegment returns.
 //
-// A transient failure (see Transient) is retried with backoff, up to
+// A transient failure (see claim.Transient) is retried with backoff, up to
 // Settings.Retries times, within the call's deadline. That includes a
 // COMMIT whose outcome is unknown because the connection broke: if it did
 // commit, the retry claims the next range and the first is never issued,
@@ -33,44 +34,8 @@ import (
 // ErrClosed after Close; the context's error when it ends; otherwise the
 // driver's error after the last attempt.
 func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Segment{}, err
-	}
-	if step < 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	what := fmt.Sprintf("claim segment for key %q", key)
-	for attempt, changed := 0, 0; ; {
-		seg, err := s.claim(ctx, key, step)
-		switch {
-		case err == nil:
-			return seg, nil
-		case errors.Is(err, errRowChanged):
-			// The row appeared or changed between the UPDATE and the look
-			// at it: try again, a bounded number of times.
-			if changed++; changed < 3 {
-				continue
-			}
-			return idforge.Segment{}, fmt.Errorf("%s: %s: row keeps changing, giving up", s.d.Name, what)
-		case isVerdict(err):
-			return idforge.Segment{}, err
-		}
-		if s.closed.Load() || attempt >= s.retries || !Transient(err, s.d.ClassifyError) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		s.log.Warn(s.d.Name+": claim failed, retrying", "db", s.name, "key", key, "attempt", attempt+1, "err", err)
-		if !backoff(ctx, attempt) {
-			return idforge.Segment{}, s.wrap(ctx, err, what)
-		}
-		attempt++
-	}
+	return claim.Segment(ctx, s.retry, key, step, s.claim)
 }
-
-// errRowChanged is returned by claim when the UPDATE matched nothing but
-// the row, looked at afterwards, could be claimed.
-var errRowChanged = errors.New("row changed")
 
 // isVerdict reports whether err is claim's answer about the key rather
 // than a failure to reach the database.
@@ -187,7 +152,7 @@ func claimed(newMax, rowStep, step int64) idforge.Segment {
 }
 
 // whyNotClaimed explains why the claim's UPDATE matched nothing: a verdict
-// error naming the key, errRowChanged when the row could be claimed now,
+// error naming the key, claim.ErrChanged when the row could be claimed now,
 // or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step int64) error {
 	if sch.fenced {
@@ -209,10 +174,10 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 	if !maxID.Valid || !rowStep.Valid {
 		return errNotIntegers(key)
 	}
-	if err := unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
+	if err := claim.Unclaimable(key, maxID.Int64, rowStep.Int64, step); err != nil {
 		return err
 	}
-	return errRowChanged
+	return claim.ErrChanged
 }
 
 // errNotIntegers is the error for a leaf_alloc row whose max_id or step
@@ -221,26 +186,6 @@ func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step
 func errNotIntegers(key string) error {
 	return fmt.Errorf("%w: key %q: leaf_alloc row holds a max_id or step that is NULL or not an integer", idforge.ErrInvalidArgument, key)
 }
-
-// unclaimable explains why a claim of step (0: the row's step) cannot
-// take key's leaf_alloc row, which holds maxID and rowStep: an error
-// wrapping idforge.ErrInvalidArgument for a stored step that is not
-// positive, or idforge.ErrSpaceExhausted when max_id would pass the
-// largest int64. It returns nil when the claim can be made.
-func unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
-	}
-	if maxID > maxInt64-used {
-		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
-	}
-	return nil
-}
-
-const maxInt64 = 1<<63 - 1
 
 // notSegmentKey returns the ErrUnknownKey error for a key leaf_alloc does
 // not have, saying so when it is a key of another strategy (if that can be
@@ -267,8 +212,8 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.checkOpen(); err != nil {
 		return false, err
 	}
-	if from > to || from < 1 {
-		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
 	ctx, cancel := s.opContext(ctx)
 	defer cancel()

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/idforge/idforge/store/internal/sqlstore"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // TransientCase is an error and whether a claim that failed with it
@@ -21,7 +21,7 @@ type TransientCase struct {
 	Want bool
 }
 
-// CheckTransient checks sqlstore.Transient with a dialect's
+// CheckTransient checks claim.Transient with a dialect's
 // ClassifyError, on the dialect's own cases and then on errors every
 // driver meets.
 func CheckTransient(t *testing.T, classify func(error) (transient, known bool), cases []TransientCase) {
@@ -40,7 +40,7 @@ func CheckTransient(t *testing.T, classify func(error) (transient, known bool), 
 		{errors.New("sql: database is closed"), false},
 	}
 	for _, tt := range append(cases, common...) {
-		if got := sqlstore.Transient(tt.Err, classify); got != tt.Want {
+		if got := claim.Transient(tt.Err, classify); got != tt.Want {
 			t.Errorf("transient(%v) = %v, want %v", tt.Err, got, tt.Want)
 		}
 	}

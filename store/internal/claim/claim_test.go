@@ -1,4 +1,4 @@
-package sqlstore
+package claim
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 func TestBackoff(t *testing.T) {
 	start := time.Now()
-	if !backoff(context.Background(), 0) {
+	if !Backoff(context.Background(), 0) {
 		t.Fatal("backoff without a deadline gave up")
 	}
 	// At least the backoff; the upper bound only catches a runaway wait
@@ -21,7 +21,7 @@ func TestBackoff(t *testing.T) {
 	// left: backoff gives up at once, with the context still live.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if backoff(ctx, 5) {
+	if Backoff(ctx, 5) {
 		t.Fatal("backoff past the deadline went ahead")
 	}
 	if ctx.Err() != nil {
@@ -30,7 +30,7 @@ func TestBackoff(t *testing.T) {
 
 	ctx, cancel = context.WithCancel(context.Background())
 	time.AfterFunc(10*time.Millisecond, cancel)
-	if backoff(ctx, 3) {
+	if Backoff(ctx, 3) {
 		t.Fatal("backoff went ahead after cancel")
 	}
 }
