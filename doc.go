@@ -43,6 +43,10 @@
 //   - server/httpapi, server/grpcapi, server/compat (Leaf, Tinyid, Vesta
 //     endpoints), server/ui (the admin page); auth: tokens and rights;
 //     client: the Go client with local caching and fail-over.
+//   - api: the API descriptions, the gRPC service's protocol buffers and
+//     openapi.json (OpenAPI 3.1 of the whole HTTP API, served at
+//     /openapi.json; its error codes generated from codes.go);
+//     internal/httpmux: the router that lets tests walk the real routes.
 //   - internal/registry: the one scheme registry behind store, worker and
 //     sequence; internal/dsn: URL parsing, typed query parameters,
 //     several hosts in one URL and password redaction;

@@ -153,7 +153,7 @@ const (
 // DefaultClassify classifies idforge's HTTP routes (server/httpapi,
 // server/compat and server/ui) on the cleaned path:
 //
-//	Open   /healthz, /readyz, /metrics; /ui and /ui/… (the admin page's HTML only: its data calls need a token)
+//	Open   /healthz, /readyz, /metrics, /openapi.json (the API's description); /ui and /ui/… (the admin page's HTML only: its data calls need a token)
 //	Issue  /v1/ids/{key}, /api/segment/get/{key}, /api/snowflake/get/{key}: that key
 //	       /tinyid/id/… : the key in bizType (query or url-encoded form; several different values: no key)
 //	       /genid, /api/snowflake/get: no key (the node-wide snowflake generator)
@@ -168,7 +168,7 @@ func DefaultClassify(r *http.Request) Access {
 	p = path.Clean(p)
 	readOnly := r.Method == http.MethodGet || r.Method == http.MethodHead
 	switch {
-	case p == "/healthz" || p == "/readyz" || p == "/metrics":
+	case p == "/healthz" || p == "/readyz" || p == "/metrics" || p == "/openapi.json":
 		return Access{Level: Open}
 	case p == "/ui" || strings.HasPrefix(p, prefixUI):
 		return Access{Level: Open}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/httperr"
+	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/issuer"
 )
 
@@ -55,7 +56,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	if h.loc == nil {
 		h.loc = time.Local
 	}
-	mux := http.NewServeMux()
+	mux := httpmux.New()
 	// Both APIs answer any method, as their Java servers do.
 	mux.HandleFunc("/tinyid/id/nextId", h.tinyidNextID)
 	mux.HandleFunc("/tinyid/id/nextIdSimple", h.tinyidNextIDSimple)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/api"
+	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 )
@@ -57,7 +59,8 @@ type handler struct {
 	timeout time.Duration
 }
 
-// New returns the HTTP handler serving iss.
+// New returns the HTTP handler serving iss, and the API's description
+// (api.OpenAPI) at GET /openapi.json.
 func New(iss *issuer.Issuer, opts Options) http.Handler {
 	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout}
 	if h.log == nil {
@@ -66,7 +69,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	if h.timeout <= 0 {
 		h.timeout = 5 * time.Second
 	}
-	mux := http.NewServeMux()
+	mux := httpmux.New()
 	route := func(methods, pattern string, fn http.HandlerFunc) {
 		for _, m := range strings.Split(methods, ",") {
 			mux.HandleFunc(m+" "+pattern, fn)
@@ -95,6 +98,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	if opts.Metrics != nil {
 		route("GET", "/metrics", opts.Metrics.ServeHTTP)
 	}
+	route("GET", "/openapi.json", serveOpenAPI)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, fmt.Errorf("%w: %s", idforge.ErrNoEndpoint, r.URL.Path))
 	})
@@ -318,6 +322,13 @@ func (req createKeyRequest) key() (idforge.Key, error) {
 	k := issuer.WithDefaults(idforge.Key{Name: req.Key, Strategy: idforge.Strategy(req.Strategy),
 		Step: req.Step, MaxID: req.Start, Description: req.Description})
 	return k, k.Validate()
+}
+
+// serveOpenAPI answers the OpenAPI 3.1 document of the HTTP API.
+func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(api.OpenAPI())
 }
 
 func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
