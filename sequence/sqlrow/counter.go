@@ -157,15 +157,8 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 				return err
 			}
 		}
-		if m.Less(req.Floor) {
-			m = req.Floor
-		}
-		target := max(req.Stamp, m.Stamp)
-		cur := int64(0)
-		if target == m.Stamp {
-			cur = m.N
-		}
-		if req.Cap > 0 && cur >= req.Cap {
+		target, cur, full := req.Base(m)
+		if full {
 			res = sequence.CountResult{Stamp: target, Full: true}
 			return nil
 		}
