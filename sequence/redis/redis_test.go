@@ -328,6 +328,19 @@ func TestNotReplicated(t *testing.T) {
 		t.Fatalf("count without a replica: %v, want a NotReplicatedError", err)
 	}
 	testsvc.StartRedisServer(t).ReplicaOf(srv.Addr())
+	// The replica's link being up does not mean the primary counts it yet,
+	// and 20ms is too short for WAIT on a loaded machine: a second source
+	// on the same counter, with the default timeout, after the primary
+	// sees its replica.
+	for deadline := time.Now().Add(30 * time.Second); srv.Info("replication", "connected_slaves") != "1"; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the primary never saw its replica")
+		}
+	}
+	s, err = redis.NewSource(ctx, c, redis.SourceConfig{Key: "k", MinReplicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if v, err := s.Next(ctx); err != nil || v != 2 {
 		t.Fatalf("with a replica: %d, %v; want 2 (1 was not handed out: a gap)", v, err)
 	}
