@@ -36,6 +36,7 @@ const (
 	CodeCanceled            Code = "canceled"
 	CodeSpaceExhausted      Code = "space_exhausted"
 	CodeRejected            Code = "rejected"
+	CodeRetired             Code = "retired"
 	CodeUnauthenticated     Code = "unauthenticated"
 	CodeForbidden           Code = "forbidden"
 	CodeRateLimited         Code = "rate_limited"
@@ -132,6 +133,10 @@ var vocabulary = [...]codeRow{
 	// node: 409 and OUT_OF_RANGE, and no other node can do better.
 	{CodeSpaceExhausted, ErrSpaceExhausted, 409, grpcOutOfRange, false},
 	{CodeRejected, ErrRejected, 403, grpcFailedPrecondition, false},
+	// A retired key or definition is, like an exhausted one, a state of
+	// the key: 409, and its name stays taken so that nothing it issued
+	// can be issued again.
+	{CodeRetired, ErrRetired, 409, grpcFailedPrecondition, false},
 	{CodeUnauthenticated, ErrUnauthenticated, 401, grpcUnauthenticated, false},
 	{CodeForbidden, ErrForbidden, 403, grpcPermissionDenied, false},
 	// A rate limit is the token's: failing over would only spread it.

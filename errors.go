@@ -71,6 +71,10 @@ var (
 	// refused the call before any ID was drawn (see package plugin).
 	ErrRejected = errors.New("idforge: rejected by a plugin")
 
+	// ErrRetired is returned for a key or definition an operator retired:
+	// it issues nothing, and its name cannot be defined again.
+	ErrRetired = errors.New("idforge: retired")
+
 	// ErrSpaceExhausted is returned when a key cannot issue more IDs:
 	// the next segment would pass the largest int64, or an ID no longer
 	// fits the key's format or a serial's width. Retrying cannot help.

@@ -22,20 +22,23 @@ type Store struct {
 	mu      sync.Mutex
 	keys    map[string]idforge.Key
 	serials map[string]idforge.Serial
-	fail    error
-	closed  bool
-	claims  int
+	// defs holds definitions by "<kind>\x00<name>".
+	defs   map[string]idforge.Definition
+	fail   error
+	closed bool
+	claims int
 }
 
 var (
 	_ idforge.Store           = (*Store)(nil)
 	_ idforge.SegmentReturner = (*Store)(nil)
 	_ idforge.SerialStore     = (*Store)(nil)
+	_ idforge.DefinitionStore = (*Store)(nil)
 )
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{keys: make(map[string]idforge.Key), serials: make(map[string]idforge.Serial)}
+	return &Store{keys: make(map[string]idforge.Key), serials: make(map[string]idforge.Serial), defs: make(map[string]idforge.Definition)}
 }
 
 // Fail makes every later call return err (until Fail(nil)).
@@ -155,6 +158,91 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 // Serials implements idforge.SerialStore.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	return list(s, s.serials)
+}
+
+// defKey is where a definition lives in s.defs.
+func defKey(kind, name string) string { return kind + "\x00" + name }
+
+// CreateDefinition implements idforge.DefinitionStore.
+func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	d.Retired, d.Updated = false, time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	if _, ok := s.defs[defKey(d.Kind, d.Name)]; ok {
+		return fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name)
+	}
+	s.defs[defKey(d.Kind, d.Name)] = d
+	return nil
+}
+
+// UpdateDefinition implements idforge.DefinitionStore.
+func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	return s.changeDefinition(d.Kind, d.Name, func(old *idforge.Definition) error {
+		if old.Retired {
+			return fmt.Errorf("%w: %s %q", idforge.ErrRetired, d.Kind, d.Name)
+		}
+		old.Spec, old.Description = d.Spec, d.Description
+		return nil
+	})
+}
+
+// RetireDefinition implements idforge.DefinitionStore.
+func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
+	return s.changeDefinition(kind, name, func(old *idforge.Definition) error {
+		old.Retired = true
+		return nil
+	})
+}
+
+// changeDefinition applies change to a stored definition under the lock.
+func (s *Store) changeDefinition(kind, name string, change func(*idforge.Definition) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	d, ok := s.defs[defKey(kind, name)]
+	if !ok {
+		return fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+	}
+	if err := change(&d); err != nil {
+		return err
+	}
+	d.Updated = time.Now()
+	s.defs[defKey(kind, name)] = d
+	return nil
+}
+
+// Definition implements idforge.DefinitionStore.
+func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return idforge.Definition{}, err
+	}
+	d, ok := s.defs[defKey(kind, name)]
+	if !ok {
+		return d, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+	}
+	return d, nil
+}
+
+// Definitions implements idforge.DefinitionStore.
+func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definition, error) {
+	all, err := list(s, s.defs)
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(all, func(d idforge.Definition) bool { return d.Kind != kind }), nil
 }
 
 // put sets m[name], m being s.keys or s.serials, under the lock, unless
