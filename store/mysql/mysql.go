@@ -62,7 +62,8 @@ type shared = sqlstore.Store
 // without leaf_alloc it fails with an error saying to run
 // `idforge migrate`, unless cfg.ForMigrate is set. A database with Leaf's
 // leaf_alloc but no idforge_keys opens, and serves segment keys; one
-// without idforge_serials opens, and its SerialStore calls fail, saying
+// without idforge_serials (idforge_definitions) opens, and its SerialStore
+// (DefinitionStore) calls fail, saying
 // to run `idforge migrate`.
 //
 // It returns an error wrapping idforge.ErrInvalidArgument when cfg is

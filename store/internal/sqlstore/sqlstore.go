@@ -138,6 +138,16 @@ type Statements struct {
 	// description and update_time from idforge_serials; InsertSerial adds
 	// a row (name, template, time_zone, description).
 	Serial, Serials, InsertSerial string
+
+	// DefinitionsTable tells, as one boolean, whether idforge_definitions
+	// exists. Definition (kind, name) and Definitions (kind) read kind,
+	// name, spec, description, retired (a boolean) and update_time;
+	// InsertDefinition adds a live row (kind, name, spec, description);
+	// UpdateDefinition sets spec and description of a live row (spec,
+	// description, kind, name); RetireDefinition marks a row retired
+	// (kind, name). Both set update_time.
+	DefinitionsTable, Definition, Definitions            string
+	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
 // Querier is what Dialect.WithNameLock hands out: a *sql.Conn or *sql.Tx.
@@ -197,6 +207,9 @@ type Store struct {
 	// database not migrated since serials were added) SerialStore calls
 	// fail, saying to run `idforge migrate`.
 	hasSerials atomic.Bool
+	// hasDefs records that idforge_definitions exists; without it
+	// DefinitionStore calls fail, saying to run `idforge migrate`.
+	hasDefs atomic.Bool
 	// fence is the failover fence when the dialect has one (nil
 	// otherwise); claims check it when the database has its table.
 	fence *sqlfence.Fence
@@ -215,6 +228,7 @@ var (
 	_ idforge.SegmentReturner  = (*Store)(nil)
 	_ idforge.Migrator         = (*Store)(nil)
 	_ idforge.SerialStore      = (*Store)(nil)
+	_ idforge.DefinitionStore  = (*Store)(nil)
 	_ idforge.FailoverRepairer = (*Store)(nil)
 )
 
@@ -366,8 +380,12 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	if err := s.checkColumns("idforge_serials", cols["idforge_serials"], "name", "template", "time_zone", "description", "update_time"); err != nil {
 		return nil, err
 	}
+	if err := s.checkColumns(DefinitionsTable, cols[DefinitionsTable], "kind", "name", "spec", "description", "retired", "update_time"); err != nil {
+		return nil, err
+	}
 	s.hasKeys.Store(len(cols["idforge_keys"]) > 0)
 	s.hasSerials.Store(len(cols["idforge_serials"]) > 0)
+	s.hasDefs.Store(len(cols[DefinitionsTable]) > 0)
 	if sch := s.sch.Load(); sch != nil {
 		return sch, nil
 	}
