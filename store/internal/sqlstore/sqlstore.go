@@ -24,6 +24,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
 	"github.com/idforge/idforge/store/sqlpool"
 )
@@ -224,11 +225,7 @@ type Store struct {
 
 // Every backend's Store, embedding this one, is each of these.
 var (
-	_ idforge.Store            = (*Store)(nil)
-	_ idforge.SegmentReturner  = (*Store)(nil)
-	_ idforge.Migrator         = (*Store)(nil)
-	_ idforge.SerialStore      = (*Store)(nil)
-	_ idforge.DefinitionStore  = (*Store)(nil)
+	_ store.Backend            = (*Store)(nil)
 	_ idforge.FailoverRepairer = (*Store)(nil)
 )
 
