@@ -48,7 +48,7 @@ func TestFailoverFence(t *testing.T) {
 			if err := raw.QueryRowContext(ctx, "SELECT COUNT(*) FROM idforge_autoinc_0").Scan(&rows); err != nil || rows != 3 {
 				t.Fatalf("rows after refused Next = %d, %v; want 3 (nothing inserted)", rows, err)
 			}
-			before, err := autoinc.RepairFailover(ctx, raw, "idforge_autoinc_0", 100)
+			before, err := autoinc.RepairFailover(ctx, raw, "idforge_autoinc_0", autoinc.Repair{Floor: 100})
 			if err != nil || before.Recorded != "the old primary" {
 				t.Fatalf("RepairFailover = %+v, %v", before, err)
 			}
