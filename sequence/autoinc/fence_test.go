@@ -9,6 +9,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/sequence/autoinc"
+	"github.com/idforge/idforge/sequence/internal/seqtest"
 )
 
 // TestFailoverFence: when idforge_fence names another server (a replica
@@ -58,6 +59,29 @@ func TestFailoverFence(t *testing.T) {
 			if v, err := again.Next(ctx); err != nil || v <= 100 {
 				t.Fatalf("Next after the repair = %d, %v; want above 100", v, err)
 			}
+		})
+	}
+}
+
+// BenchmarkFence: what the failover fence costs a value (the INSERT …
+// SELECT … WHERE EXISTS on idforge_fence instead of a plain INSERT), next
+// to a source on a database whose fence was dropped. One table.
+func BenchmarkFence(b *testing.B) {
+	for _, be := range []struct {
+		name  string
+		fresh func(testing.TB) string
+		raw   func(testing.TB, string) *sql.DB
+	}{
+		{"mysql", testsvc.MySQL, testsvc.MySQLDB},
+		{"postgres", testsvc.Postgres, testsvc.PostgresDB},
+	} {
+		b.Run(be.name, func(b *testing.B) {
+			fenced, unfenced := be.fresh(b), be.fresh(b)
+			open(b, withParams("autoinc+"+unfenced, "tables=1")).Close()
+			if _, err := be.raw(b, unfenced).ExecContext(context.Background(), "DROP TABLE idforge_fence"); err != nil {
+				b.Fatal(err)
+			}
+			seqtest.BenchFence(b, open(b, withParams("autoinc+"+fenced, "tables=1")), open(b, withParams("autoinc+"+unfenced, "tables=1&create=false")))
 		})
 	}
 }

@@ -96,3 +96,16 @@ func TestFailoverFence(t *testing.T) {
 		t.Fatalf("RepairFailover of a healthy server = %+v, %v", got, err)
 	}
 }
+
+// BenchmarkFence: what the failover fence costs a ticket (the EXISTS on
+// idforge_fence in the REPLACE), next to a server whose fence was
+// dropped. One server.
+func BenchmarkFence(b *testing.B) {
+	fenced, unfenced := servers(b, 1), servers(b, 1)
+	expand(b, fenced, 1)
+	expand(b, unfenced, 1)
+	if _, err := testsvc.MySQLDB(b, strings.TrimPrefix(unfenced[0], "tickets+")).ExecContext(context.Background(), "DROP TABLE idforge_fence"); err != nil {
+		b.Fatal(err)
+	}
+	seqtest.BenchFence(b, open(b, clientURL(b, fenced, "")), open(b, clientURL(b, unfenced, "")))
+}
