@@ -66,6 +66,9 @@ func TestFailoverFence(t *testing.T) {
 // BenchmarkFence: what the failover fence costs a value (the INSERT …
 // SELECT … WHERE EXISTS on idforge_fence instead of a plain INSERT), next
 // to a source on a database whose fence was dropped. One table.
+// postgres-async commits without waiting for the WAL flush
+// (synchronous_commit=off), so that the fence's own cost shows beside
+// a commit's fsync, which dominates on a busy disk.
 func BenchmarkFence(b *testing.B) {
 	for _, be := range []struct {
 		name  string
@@ -74,6 +77,7 @@ func BenchmarkFence(b *testing.B) {
 	}{
 		{"mysql", testsvc.MySQL, testsvc.MySQLDB},
 		{"postgres", testsvc.Postgres, testsvc.PostgresDB},
+		{"postgres-async", func(tb testing.TB) string { return withParams(testsvc.Postgres(tb), "synchronous_commit=off") }, testsvc.PostgresDB},
 	} {
 		b.Run(be.name, func(b *testing.B) {
 			fenced, unfenced := be.fresh(b), be.fresh(b)
