@@ -29,7 +29,8 @@ import (
 // timed in the node's metrics.
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
+	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(),
+		Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Plugins: n.Plugins()}}))
 	c := compat.New(n.Issuer(), compat.Options{Logger: log})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
