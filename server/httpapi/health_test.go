@@ -27,8 +27,8 @@ type records struct {
 }
 
 func (r *records) Enabled(context.Context, slog.Level) bool { return true }
-func (r *records) WithAttrs([]slog.Attr) slog.Handler        { return r }
-func (r *records) WithGroup(string) slog.Handler             { return r }
+func (r *records) WithAttrs([]slog.Attr) slog.Handler       { return r }
+func (r *records) WithGroup(string) slog.Handler            { return r }
 func (r *records) Handle(_ context.Context, rec slog.Record) error {
 	line := map[string]string{"msg": rec.Message}
 	rec.Attrs(func(a slog.Attr) bool {
@@ -190,4 +190,3 @@ func TestSourceHealthEjectAndRescue(t *testing.T) {
 		}
 	}
 }
-
