@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -71,8 +72,12 @@ type sourceSummary struct {
 	LastError string   `json:"last_error,omitempty"`
 }
 
-// maxSummaryError bounds a source's last error in /readyz.
-const maxSummaryError = 200
+// Bounds of a source's summary in /readyz: its last error, and the
+// ejected members named (the rest are counted).
+const (
+	maxSummaryError   = 200
+	maxSummaryMembers = 8
+)
 
 // summarise returns the /readyz entries of the sources that are not up.
 func summarise(sources []issuer.SourceStatus) map[string]sourceSummary {
@@ -85,12 +90,20 @@ func summarise(sources []issuer.SourceStatus) map[string]sourceSummary {
 		if len(sum.LastError) > maxSummaryError {
 			sum.LastError = strings.ToValidUTF8(sum.LastError[:maxSummaryError], "") + "…"
 		}
+		more := 0
 		for in := &s.Status; in != nil; in = in.Inner {
 			for _, m := range in.Members {
-				if m.State != "admitted" {
+				switch {
+				case m.State == "admitted":
+				case len(sum.Ejected) < maxSummaryMembers:
 					sum.Ejected = append(sum.Ejected, m.Name)
+				default:
+					more++
 				}
 			}
+		}
+		if more > 0 {
+			sum.Ejected = append(sum.Ejected, fmt.Sprintf("… and %d more", more))
 		}
 		out[s.Name] = sum
 	}
