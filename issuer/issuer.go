@@ -23,6 +23,7 @@ import (
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/timeid"
 )
@@ -707,6 +708,8 @@ type KeyState struct {
 	Format string
 	// Plugins names the plugins run around the key's issues, in order.
 	Plugins []string
+	// Source is a source key's status when the source reports one.
+	Source *sequence.Status
 }
 
 // storeErr passes on a store's failure as idforge.BackendError does: one
@@ -725,7 +728,7 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 		out[n] = i.state(k)
 	}
 	for name := range i.set.Sources {
-		out = append(out, KeyState{Key: idforge.Key{Name: name, Strategy: idforge.StrategySource}})
+		out = append(out, i.sourceState(name))
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
@@ -801,6 +804,9 @@ type Readiness struct {
 	StoreErr error
 	// Keys holds the segment keys this node has issued from.
 	Keys []KeyState
+	// Sources holds the sequence sources that are not up: one degraded
+	// makes the node Degraded, one down Unavailable.
+	Sources []SourceStatus
 }
 
 // CanServe reports whether the status is Ready or Degraded.
@@ -822,6 +828,7 @@ func (i *Issuer) Readiness(ctx context.Context) Readiness {
 			r.Status = Unavailable
 		}
 	}
+	i.weighSources(&r)
 	return r
 }
 

@@ -19,7 +19,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/segment"
-	"github.com/idforge/idforge/sequence/compose"
+	"github.com/idforge/idforge/sequence"
 )
 
 // Metrics holds the registry of one node.
@@ -87,18 +87,23 @@ func (m *Metrics) Observe(iss *issuer.Issuer) {
 	m.reg.MustRegister(&collector{iss: iss})
 }
 
-// ObserveSource exports the members of the balanced sequence source
-// called name (see compose.Balanced.Stats): whether each is ejected now,
-// and how often it was ejected and failed.
-func (m *Metrics) ObserveSource(name string, b SourceStatser) {
+// ObserveSource exports the status of the sequence source called name
+// (see sequence.Status; a compose.Balanced, compose.Expanded or
+// tickets.Source): its health, calls, failures and latest error's time,
+// each member's state, rescue time left, calls and failures, the
+// prefetch buffer of an expansion and ticket servers' highest tickets.
+// The status is read at every scrape. Observing a name twice replaces
+// the first.
+func (m *Metrics) ObserveSource(name string, s sequence.StatusReporter) {
 	m.sources.mu.Lock()
 	defer m.sources.mu.Unlock()
-	m.sources.list = append(m.sources.list, namedSource{name, b})
-}
-
-// SourceStatser is what ObserveSource reads: a *compose.Balanced.
-type SourceStatser interface {
-	Stats() []compose.SourceStats
+	for i, o := range m.sources.list {
+		if o.name == name {
+			m.sources.list[i].src = s
+			return
+		}
+	}
+	m.sources.list = append(m.sources.list, namedSource{name, s})
 }
 
 // InstrumentHTTP wraps h so that every request it answers is counted in
@@ -202,14 +207,37 @@ var (
 	descBackwards = prometheus.NewDesc("idforge_snowflake_clock_backwards_total",
 		"Times an ID was asked for while the clock was behind the newest issued time: outcome waited (a small step, waited out) or refused (clock_moved_backwards).", []string{"outcome"}, nil)
 	descEjected = prometheus.NewDesc("idforge_source_member_ejected",
-		"1 while a member of a balanced sequence source is ejected (failing or too often slow) or exhausted, else 0.", []string{"source", "member"}, nil)
+		"1 while a member of a sequence source (balanced, ticket servers) is ejected (failing or too often slow) or exhausted, else 0.", []string{"source", "member"}, nil)
 	descEjections = prometheus.NewDesc("idforge_source_member_ejections_total",
 		"Times a member of a balanced sequence source was ejected.", []string{"source", "member"}, nil)
 	descMemberErrors = prometheus.NewDesc("idforge_source_member_errors_total",
-		"Failed calls of a member of a balanced sequence source.", []string{"source", "member"}, nil)
+		"Failed calls of a member of a sequence source.", []string{"source", "member"}, nil)
+	descMemberCalls = prometheus.NewDesc("idforge_source_member_calls_total",
+		"Calls of a member of a sequence source, successful or not.", []string{"source", "member"}, nil)
+	descRescue = prometheus.NewDesc("idforge_source_member_rescue_seconds",
+		"How long an ejected member of a sequence source stays out (0 when admitted).", []string{"source", "member"}, nil)
+	descHighest = prometheus.NewDesc("idforge_source_member_highest",
+		"The highest value a member handed out (a ticket server's highest ticket); absent when not tracked.", []string{"source", "member"}, nil)
+	descHealth = prometheus.NewDesc("idforge_source_health",
+		"A sequence source's health: 0 up, 1 degraded (a member ejected, or failing with IDs left), 2 down (nothing left to issue from).", []string{"source"}, nil)
+	descCalls = prometheus.NewDesc("idforge_source_calls_total",
+		"Calls a sequence source made of its backends (members, inner source).", []string{"source"}, nil)
+	descFailures = prometheus.NewDesc("idforge_source_failures_total",
+		"Failed calls a sequence source made of its backends.", []string{"source"}, nil)
+	descLastError = prometheus.NewDesc("idforge_source_last_error_timestamp_seconds",
+		"When a sequence source last failed; absent when it never did.", []string{"source"}, nil)
+	descPrefetchIDs = prometheus.NewDesc("idforge_source_prefetch_ids",
+		"IDs a memory expansion holds ready (the current block's rest and the blocks fetched ahead).", []string{"source"}, nil)
+	descPrefetchBlocks = prometheus.NewDesc("idforge_source_prefetch_blocks",
+		"Blocks (inner values) a memory expansion has fetched ahead, by what: ready or target.", []string{"source", "what"}, nil)
+	descPrefetchRate = prometheus.NewDesc("idforge_source_prefetch_rate",
+		"The consumption rate a memory expansion measured, in IDs per second.", []string{"source"}, nil)
 )
 
-// sourceCollector reads the balanced sources' members at scrape time.
+// healthValues are idforge_source_health's values.
+var healthValues = map[sequence.Health]float64{sequence.Up: 0, sequence.Degraded: 1, sequence.Down: 2}
+
+// sourceCollector reads the sources' status at scrape time.
 type sourceCollector struct {
 	mu   sync.Mutex
 	list []namedSource
@@ -217,13 +245,14 @@ type sourceCollector struct {
 
 type namedSource struct {
 	name string
-	src  SourceStatser
+	src  sequence.StatusReporter
 }
 
 func (c *sourceCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- descEjected
-	ch <- descEjections
-	ch <- descMemberErrors
+	for _, d := range []*prometheus.Desc{descEjected, descEjections, descMemberErrors, descMemberCalls, descRescue, descHighest,
+		descHealth, descCalls, descFailures, descLastError, descPrefetchIDs, descPrefetchBlocks, descPrefetchRate} {
+		ch <- d
+	}
 }
 
 func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
@@ -231,14 +260,41 @@ func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
 	list := c.list
 	c.mu.Unlock()
 	for _, s := range list {
-		for _, st := range s.src.Stats() {
-			ejected := 0.0
-			if st.State != compose.Admitted {
-				ejected = 1
+		st := s.src.Status()
+		gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s.name}, labels...)...)
+		}
+		counter := func(d *prometheus.Desc, v uint64, labels ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{s.name}, labels...)...)
+		}
+		gauge(descHealth, healthValues[st.Health])
+		counter(descCalls, st.Calls)
+		counter(descFailures, st.Failures)
+		if !st.LastErrorAt.IsZero() {
+			gauge(descLastError, float64(st.LastErrorAt.UnixMilli())/1e3)
+		}
+		if p := st.Prefetch; p != nil {
+			gauge(descPrefetchIDs, float64(p.IDs))
+			gauge(descPrefetchBlocks, float64(p.Blocks), "ready")
+			gauge(descPrefetchBlocks, float64(p.Target), "target")
+			gauge(descPrefetchRate, p.Rate)
+		}
+		// The members of a composition, or of the source it wraps.
+		for in := &st; in != nil; in = in.Inner {
+			for _, mb := range in.Members {
+				ejected := 0.0
+				if mb.State != "admitted" {
+					ejected = 1
+				}
+				gauge(descEjected, ejected, mb.Name)
+				gauge(descRescue, mb.RescueIn.Seconds(), mb.Name)
+				counter(descEjections, mb.Ejections, mb.Name)
+				counter(descMemberErrors, mb.Failures, mb.Name)
+				counter(descMemberCalls, mb.Calls, mb.Name)
+				if mb.Highest > 0 {
+					gauge(descHighest, float64(mb.Highest), mb.Name)
+				}
 			}
-			ch <- prometheus.MustNewConstMetric(descEjected, prometheus.GaugeValue, ejected, s.name, st.Name)
-			ch <- prometheus.MustNewConstMetric(descEjections, prometheus.CounterValue, float64(st.Ejections), s.name, st.Name)
-			ch <- prometheus.MustNewConstMetric(descMemberErrors, prometheus.CounterValue, float64(st.Errors), s.name, st.Name)
 		}
 	}
 }

@@ -147,6 +147,8 @@ type Node struct {
 	issuer   *issuer.Issuer
 	metrics  *metrics.Metrics
 	closers  []io.Closer // sources, counters, plugin files: closed first to last
+	// pluginList describes the configured plugins (Plugins).
+	pluginList []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -196,6 +198,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if set.Plugins, err = n.plugins(s); err != nil {
 		return nil, err
 	}
+	n.pluginList = describePlugins(s.Plugins)
 	set.Segment.Logger = cmp.Or(set.Segment.Logger, s.Logger)
 	set.Segment.OnClaim = n.metrics.OnClaim
 	if also := s.Segment.OnClaim; also != nil {

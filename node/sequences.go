@@ -23,6 +23,7 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
 		sources[sc.Name] = src
+		n.observeSource(sc.Name, src)
 	}
 	counters := map[string]idforge.PeriodCounter{}
 	for _, c := range s.Counters {
@@ -63,7 +64,6 @@ func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, er
 			Logger:        n.log,
 		})
 		if err == nil {
-			n.metrics.ObserveSource(sc.Name, bal)
 			src = bal
 		}
 	} else {

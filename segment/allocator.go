@@ -202,6 +202,12 @@ type Allocator struct {
 	lastStep  int64    // length of the newest claimed segment
 	prevLen   int64    // length of the segment before cur
 	prevStart time.Time
+
+	// lastFail is the newest failed claim's error, kept after a success;
+	// failedAt is when it failed.
+	lastFail string
+	failedAt time.Time
+
 	highWater int64 // end of the newest segment ever claimed
 	// backwards is set, for good, when the store handed out a range
 	// below highWater: its max_id went backwards, so other nodes may hold
@@ -502,6 +508,7 @@ func (a *Allocator) load() {
 		}
 		a.failures++
 		a.lastErr = err
+		a.lastFail, a.failedAt = err.Error(), a.set.Clock.Now()
 		a.att = &attempt{done: make(chan struct{})}
 		a.set.Logger.Warn("segment claim failed; retrying", "key", a.key,
 			"attempt", a.failures, "retry_in", backoff, "buffered", a.bufferedLocked(), "err", err)
@@ -664,6 +671,11 @@ type Stats struct {
 	// Failures counts consecutive failed claims; LastError is the newest.
 	Failures  int
 	LastError error
+	// LastFailure is the newest failed claim's error and LastFailureAt
+	// when it failed, kept after the store recovers; empty and zero when
+	// no claim failed.
+	LastFailure   string
+	LastFailureAt time.Time
 	// OutageBudget is Settings.SurviveOutage: how long a store outage the
 	// buffers are sized to outlast; 0 when not set.
 	OutageBudget time.Duration
@@ -674,7 +686,8 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
-		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage, ClaimedUpTo: a.highWater}
+		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage, ClaimedUpTo: a.highWater,
+		LastFailure: a.lastFail, LastFailureAt: a.failedAt}
 	if b := a.cur.Load(); !b.empty() {
 		st.Current = b.seg
 		st.Next = min(b.next.Load(), b.end)

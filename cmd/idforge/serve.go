@@ -29,18 +29,23 @@ import (
 // timed in the node's metrics.
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
+	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(),
+		Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Plugins: n.Plugins()}}))
 	c := compat.New(n.Issuer(), compat.Options{Logger: log})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
 	}
-	root.Handle("/ui", ui.Handler())
-	root.Handle("/ui/", ui.Handler())
-	if authn == nil {
-		return n.Metrics().InstrumentHTTP(root)
+	// The page embeds the API's answers, asked through the same
+	// authentication as the browser's own calls.
+	var api http.Handler = root
+	page := ui.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { api.ServeHTTP(w, r) }))
+	root.Handle("/ui", page)
+	root.Handle("/ui/", page)
+	if authn != nil {
+		// Tinyid's clients expect Tinyid's own answer to a bad token.
+		api = authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal)
 	}
-	// Tinyid's clients expect Tinyid's own answer to a bad token.
-	return n.Metrics().InstrumentHTTP(authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal))
+	return n.Metrics().InstrumentHTTP(api)
 }
 
 // grpcServer assembles the gRPC server: the IDForge service, health and

@@ -70,6 +70,14 @@ type Key struct {
 	Plugins     []string   `json:"plugins,omitempty"`
 	Updated     *time.Time `json:"updated,omitempty"`
 	Segment     *Segment   `json:"segment,omitempty"`
+	// Health is a source key's health (sequence.Health): up, degraded
+	// or down; empty for keys whose source reports none.
+	Health string `json:"health,omitempty"`
+	// LastError is the key's newest failure on this node (a failed
+	// segment claim, a source's failed call), kept after it recovers, and
+	// LastErrorAt when it happened.
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 }
 
 // Segment is a segment key's live state on the node that answers.

@@ -14,6 +14,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
@@ -39,6 +40,10 @@ type server struct {
 
 	mu    sync.Mutex // serialises reloads
 	state atomic.Pointer[state]
+
+	calls, failures atomic.Uint64
+	highest         atomic.Int64 // the highest ticket handed out
+	lastErr         sequence.LastError
 }
 
 // state is a server's configuration with a pool whose sessions use it.
@@ -62,7 +67,10 @@ type Source struct {
 	closed  atomic.Bool
 }
 
-var _ sequence.Source = (*Source)(nil)
+var (
+	_ sequence.Source         = (*Source)(nil)
+	_ sequence.StatusReporter = (*Source)(nil)
+)
 
 // next returns one ticket of s.
 func (s *server) next(ctx context.Context) (int64, error) {
@@ -201,11 +209,35 @@ func (src *Source) Next(ctx context.Context) (int64, error) {
 			defer cancel()
 		}
 		id, err := s.next(ctx)
+		s.calls.Add(1)
 		if err != nil {
+			s.failures.Add(1)
+			s.lastErr.Set(err, time.Now())
 			return 0, fmt.Errorf("ticket server %s: %w", s.where, err)
 		}
+		atomicmax.Raise(&s.highest, id)
 		return id, nil
 	})
+}
+
+// Status reports the ticket servers for operators
+// (sequence.StatusReporter): each one's state (set aside for the rescue
+// time after a failure), calls, failures, latest error and the highest
+// ticket it handed out. The source is Down when no server is admitted,
+// Degraded when some server is set aside.
+func (src *Source) Status() sequence.Status {
+	now := time.Now()
+	members := make([]sequence.MemberStatus, len(src.servers))
+	for i, s := range src.servers {
+		state, until := src.rotor.State(i, now)
+		members[i] = sequence.MemberStatus{Index: i, Name: s.where, State: state,
+			Calls: s.calls.Load(), Failures: s.failures.Load(), Highest: s.highest.Load()}
+		members[i].LastError, members[i].LastErrorAt = s.lastErr.Get()
+		if !until.IsZero() {
+			members[i].RescueIn = until.Sub(now)
+		}
+	}
+	return sequence.FromMembers("tickets", members)
 }
 
 // Close closes the source's pools. It is idempotent.

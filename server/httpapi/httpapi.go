@@ -40,6 +40,8 @@ var v1Routes = []struct {
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
+	{"GET", "/v1/health/sources", (*handler).sourcesHealth, nil},
+	{"GET", "/v1/node", (*handler).nodeInfo, nil},
 }
 
 // Options configure the handler.
@@ -51,9 +53,12 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Metrics, when set, is served at GET /metrics.
 	Metrics http.Handler
+	// Node is what GET /v1/node says about the node besides its sources.
+	Node NodeInfo
 }
 
 type handler struct {
+	node    NodeInfo
 	iss     *issuer.Issuer
 	log     *slog.Logger
 	timeout time.Duration
@@ -62,7 +67,7 @@ type handler struct {
 // New returns the HTTP handler serving iss, and the API's description
 // (api.OpenAPI) at GET /openapi.json.
 func New(iss *issuer.Issuer, opts Options) http.Handler {
-	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout}
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, node: opts.Node}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -262,6 +267,11 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 			s.ClaimedUpTo = strconv.FormatInt(st.ClaimedUpTo, 10)
 		}
 		out.Segment = s
+		out.LastError, out.LastErrorAt = lastError(st.LastFailure, st.LastFailureAt)
+	}
+	if src := k.Source; src != nil {
+		out.Health = string(src.Health)
+		out.LastError, out.LastErrorAt = lastError(src.LastError, src.LastErrorAt)
 	}
 	return out
 }
@@ -345,6 +355,8 @@ type readyResponse struct {
 	// Keys gives, per segment key this node has issued from, the IDs left
 	// and how long they last at the current rate.
 	Keys map[string]bufferJSON `json:"keys,omitempty"`
+	// Sources summarises the sequence sources that are not up.
+	Sources map[string]sourceSummary `json:"sources,omitempty"`
 }
 
 type bufferJSON struct {
@@ -368,6 +380,7 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 		st := k.Segment
 		resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
 	}
+	resp.Sources = summarise(rd.Sources)
 	status := http.StatusOK
 	if !rd.CanServe() {
 		status = http.StatusServiceUnavailable

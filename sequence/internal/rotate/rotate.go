@@ -44,6 +44,19 @@ func New(n int, rescue time.Duration) *Rotor {
 // Len returns the number of members.
 func (r *Rotor) Len() int { return len(r.downUntil) }
 
+// State returns member i's state at now: "admitted", "ejected" (set aside
+// until the time returned) or "exhausted", the words of
+// sequence.MemberStatus.State.
+func (r *Rotor) State(i int, now time.Time) (string, time.Time) {
+	switch d := r.downUntil[i].Load(); {
+	case d == gone:
+		return "exhausted", time.Time{}
+	case d > now.UnixNano():
+		return "ejected", time.Unix(0, d)
+	}
+	return "admitted", time.Time{}
+}
+
 // Do calls fn with member indexes, starting with the next in turn and
 // skipping members set aside, until one call succeeds; then, if all
 // failed or were aside, once more with each member aside but not used up.
