@@ -51,7 +51,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.log = slog.Default()
 	}
 	if h.timeout <= 0 {
-		h.timeout = 5 * time.Second
+		h.timeout = idforge.DefaultRequestTimeout
 	}
 	if h.loc == nil {
 		h.loc = time.Local

@@ -24,7 +24,7 @@ const (
 	// request leaves batch at 0.
 	DefaultStreamBatch = 1000
 	// DefaultRequestTimeout bounds how long one call waits for the store.
-	DefaultRequestTimeout = 5 * time.Second
+	DefaultRequestTimeout = idforge.DefaultRequestTimeout
 )
 
 // Options configure a Server. The zero value of every field means "use

@@ -72,7 +72,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.log = slog.Default()
 	}
 	if h.timeout <= 0 {
-		h.timeout = 5 * time.Second
+		h.timeout = idforge.DefaultRequestTimeout
 	}
 	mux := httpmux.New()
 	route := func(methods, pattern string, fn http.HandlerFunc) {
