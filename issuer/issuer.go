@@ -37,6 +37,9 @@ type Settings struct {
 	Sources map[string]idforge.Generator
 	// Counters are named per-period counters for serial templates.
 	Counters map[string]idforge.PeriodCounter
+	// Definitions serves sources and counters defined through the API;
+	// nil means none (see Definitions).
+	Definitions Definitions
 	// Serials are serial definitions from the configuration. They come
 	// before definitions in the store, which may add more.
 	Serials []idforge.Serial
@@ -157,6 +160,11 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 		return nil, err
 	}
 	k, err := i.store.Key(ctx, key)
+	var defined *entry
+	if errors.Is(err, idforge.ErrUnknownKey) {
+		// Not a key: maybe a source defined through the API.
+		defined, err = i.definedSource(ctx, key, err)
+	}
 	if err != nil {
 		return nil, storeErr(err)
 	}
@@ -168,9 +176,11 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if e, ok := i.lookup(key); ok {
 		return e, nil
 	}
-	e, err := i.newEntry(k)
-	if err != nil {
-		return nil, err
+	e := defined
+	if e == nil {
+		if e, err = i.newEntry(k); err != nil {
+			return nil, err
+		}
 	}
 	i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
 	return e, nil

@@ -18,39 +18,51 @@ import (
 func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforge.Generator, map[string]idforge.PeriodCounter, error) {
 	sources := map[string]idforge.Generator{}
 	for _, sc := range s.Sources {
-		src, err := n.openSource(ctx, sc)
+		src, closers, err := n.openSource(ctx, sc, true)
 		if err != nil {
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
+		n.closers = append(n.closers, closers...)
 		sources[sc.Name] = src
 	}
 	counters := map[string]idforge.PeriodCounter{}
 	for _, c := range s.Counters {
-		u, err := url.Parse(c.URL)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
-		}
-		q := u.Query()
-		if !q.Has("name") {
-			q.Set("name", c.Name)
-		}
-		if !q.Has("dir") {
-			q.Set("dir", n.dir.File("counters"))
-		}
-		u.RawQuery = q.Encode()
-		counter, err := sequence.OpenCounter(ctx, u.String())
+		counter, closer, err := n.openCounter(ctx, c)
 		if err != nil {
 			return nil, nil, errctx.In(err, "counter %q", c.Name)
 		}
-		n.closers = append(n.closers, counter)
+		n.closers = append(n.closers, closer)
 		counters[c.Name] = counter
 	}
 	return sources, counters, nil
 }
 
-// openSource opens one configured source: a URL, or a balanced set, then
-// the memory expansion when asked for.
-func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, error) {
+// openCounter opens one counter: its URL, naming the counter and putting
+// its mark file in <DataDir>/counters unless the URL says otherwise.
+func (n *Node) openCounter(ctx context.Context, c Counter) (idforge.PeriodCounter, io.Closer, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
+	}
+	q := u.Query()
+	if !q.Has("name") {
+		q.Set("name", c.Name)
+	}
+	if !q.Has("dir") {
+		q.Set("dir", n.dir.File("counters"))
+	}
+	u.RawQuery = q.Encode()
+	counter, err := sequence.OpenCounter(ctx, u.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	return counter, counter, nil
+}
+
+// openSource opens one source: a URL, or a balanced set, then the memory
+// expansion when asked for. It returns what to close, first to last;
+// observe registers its metrics (once per name: not for a check).
+func (n *Node) openSource(ctx context.Context, sc Source, observe bool) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
 	if len(sc.Balance) > 0 {
@@ -63,28 +75,35 @@ func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, er
 			Logger:        n.log,
 		})
 		if err == nil {
-			n.metrics.ObserveSource(sc.Name, bal)
+			if observe {
+				n.metrics.ObserveSource(sc.Name, bal)
+			}
 			src = bal
 		}
 	} else {
 		src, err = sequence.Open(ctx, sc.URL)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	n.closers = append(n.closers, src)
-	if b, ok := src.(interface{ Backwards() int64 }); ok {
+	if p, ok := src.(interface{ Ping(context.Context) error }); ok {
+		if err := p.Ping(ctx); err != nil {
+			src.Close()
+			return nil, nil, err
+		}
+	}
+	if b, ok := src.(interface{ Backwards() int64 }); ok && observe {
 		n.metrics.ObserveBackwards(sc.Name, b.Backwards)
 	}
 	if sc.Expand == 0 {
-		return src, nil
+		return src, []io.Closer{src}, nil
 	}
 	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: n.log})
 	if err != nil {
-		return nil, err
+		src.Close()
+		return nil, nil, err
 	}
-	n.closers = append([]io.Closer{exp}, n.closers...) // stop the prefetcher before its source
-	return exp, nil
+	return exp, []io.Closer{exp, src}, nil // stop the prefetcher before its source
 }
 
 // keyFormats builds the configured string forms of keys.
