@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -16,6 +18,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/sequence/compose"
 )
 
@@ -170,8 +173,11 @@ func (c Counter) Validate() error {
 // counters, listed, and those defined in the store, opened on first use
 // and re-checked every recheck.
 type catalog struct {
-	n       *Node
-	file    map[string][]issuer.Defined // by kind, sorted by name
+	st          idforge.Store
+	log         *slog.Logger
+	metrics     *metrics.Metrics // nil: register none (a command's catalog)
+	countersDir string
+	file        map[string][]issuer.Defined // by kind, sorted by name
 	recheck time.Duration
 
 	// openMu serialises opening definitions from the store, so that one
@@ -252,9 +258,23 @@ func (c liveCounter) CountsPer() (string, *time.Location) {
 	return "", nil
 }
 
-// newCatalog lists the file's definitions and starts the re-check.
-func newCatalog(n *Node, s Settings) *catalog {
-	c := &catalog{n: n, file: map[string][]issuer.Defined{}, opened: map[string]*opened{},
+// Catalog returns the issuer.Definitions of a program that defines,
+// lists and retires sources and counters in st without serving them (the
+// idforge command's `sources` and `counters`): s's Sources and Counters
+// are the configuration file's, s.DataDir where a counter being checked
+// keeps its mark file. Close it after use, before st.
+func Catalog(st idforge.Store, s Settings) interface {
+	issuer.Definitions
+	io.Closer
+} {
+	return newCatalog(st, s, nil, filepath.Join(s.DataDir, "counters"))
+}
+
+// newCatalog lists the file's definitions and starts the re-check; m and
+// countersDir are as openSource and openCounter take them.
+func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir string) *catalog {
+	c := &catalog{st: st, log: cmp.Or(s.Logger, slog.Default()), metrics: m, countersDir: countersDir,
+		file: map[string][]issuer.Defined{}, opened: map[string]*opened{},
 		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), stop: make(chan struct{}), done: make(chan struct{})}
 	for _, src := range s.Sources {
 		spec, _ := json.Marshal(src)
@@ -278,7 +298,7 @@ var _ issuer.Definitions = (*catalog)(nil)
 // store returns the node's store as a DefinitionStore, or an error
 // wrapping ErrInvalidArgument when it keeps none.
 func (c *catalog) store() (idforge.DefinitionStore, error) {
-	ds, ok := c.n.store.(idforge.DefinitionStore)
+	ds, ok := c.st.(idforge.DefinitionStore)
 	if !ok {
 		return nil, fmt.Errorf("%w: the store keeps no definitions; declare sources and counters in the configuration", idforge.ErrInvalidArgument)
 	}
@@ -373,7 +393,7 @@ func (c *catalog) cached(key string) (*opened, bool) {
 }
 
 // open opens a stored definition as the node opens the file's; observe
-// as openSource takes it.
+// registers its metrics.
 func (c *catalog) open(ctx context.Context, d idforge.Definition, observe bool) (*opened, error) {
 	o := &opened{kind: d.Kind, name: d.Name}
 	var err error
@@ -383,14 +403,18 @@ func (c *catalog) open(ctx context.Context, d idforge.Definition, observe bool) 
 		if err := src.UnmarshalJSON([]byte(d.Spec)); err != nil {
 			return nil, err
 		}
-		o.gen, o.closers, err = c.n.openSource(ctx, src, observe)
+		m := c.metrics
+		if !observe {
+			m = nil
+		}
+		o.gen, o.closers, err = openSource(ctx, src, c.log, m)
 	case KindCounter:
 		ctr := Counter{Name: d.Name}
 		if err := ctr.UnmarshalJSON([]byte(d.Spec)); err != nil {
 			return nil, err
 		}
 		var sc io.Closer
-		o.ctr, sc, err = c.n.openCounter(ctx, ctr)
+		o.ctr, sc, err = openCounter(ctx, ctr, c.countersDir)
 		o.closers = []io.Closer{sc}
 	}
 	if err != nil {
@@ -491,7 +515,7 @@ func (c *catalog) nameFree(ctx context.Context, ds idforge.DefinitionStore, kind
 			return idforge.BackendError(err)
 		}
 	}
-	if _, err := c.n.store.Key(ctx, name); err == nil {
+	if _, err := c.st.Key(ctx, name); err == nil {
 		return fmt.Errorf("%w: %q is a key; a %s of that name could not be told from it", idforge.ErrKeyExists, name, kind)
 	} else if !errors.Is(err, idforge.ErrUnknownKey) {
 		return idforge.BackendError(err)
@@ -528,7 +552,7 @@ func (c *catalog) retireLocal(kind, name string) {
 	o := c.opened[kind+"/"+name]
 	c.mu.Unlock()
 	if o != nil && !o.retired.Swap(true) {
-		c.n.log.Info(kind+" retired; it issues nothing more on this node", "name", name)
+		c.log.Info(kind+" retired; it issues nothing more on this node", "name", name)
 		o.close()
 	}
 }
@@ -640,7 +664,7 @@ func (c *catalog) recheckOnce() {
 		defs, err := ds.Definitions(ctx, kind)
 		cancel()
 		if err != nil {
-			c.n.log.Warn("re-reading definitions from the store failed; serving what this node knows", "kind", kind, "err", err)
+			c.log.Warn("re-reading definitions from the store failed; serving what this node knows", "kind", kind, "err", err)
 			continue
 		}
 		for _, d := range defs {

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/compose"
@@ -18,7 +20,7 @@ import (
 func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforge.Generator, map[string]idforge.PeriodCounter, error) {
 	sources := map[string]idforge.Generator{}
 	for _, sc := range s.Sources {
-		src, closers, err := n.openSource(ctx, sc, true)
+		src, closers, err := openSource(ctx, sc, n.log, n.metrics)
 		if err != nil {
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
@@ -27,7 +29,7 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 	}
 	counters := map[string]idforge.PeriodCounter{}
 	for _, c := range s.Counters {
-		counter, closer, err := n.openCounter(ctx, c)
+		counter, closer, err := openCounter(ctx, c, n.dir.File("counters"))
 		if err != nil {
 			return nil, nil, errctx.In(err, "counter %q", c.Name)
 		}
@@ -38,8 +40,8 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 }
 
 // openCounter opens one counter: its URL, naming the counter and putting
-// its mark file in <DataDir>/counters unless the URL says otherwise.
-func (n *Node) openCounter(ctx context.Context, c Counter) (idforge.PeriodCounter, io.Closer, error) {
+// its mark file in dir (<DataDir>/counters) unless the URL says otherwise.
+func openCounter(ctx context.Context, c Counter, dir string) (idforge.PeriodCounter, io.Closer, error) {
 	u, err := url.Parse(c.URL)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
@@ -49,7 +51,7 @@ func (n *Node) openCounter(ctx context.Context, c Counter) (idforge.PeriodCounte
 		q.Set("name", c.Name)
 	}
 	if !q.Has("dir") {
-		q.Set("dir", n.dir.File("counters"))
+		q.Set("dir", dir)
 	}
 	u.RawQuery = q.Encode()
 	counter, err := sequence.OpenCounter(ctx, u.String())
@@ -60,9 +62,9 @@ func (n *Node) openCounter(ctx context.Context, c Counter) (idforge.PeriodCounte
 }
 
 // openSource opens one source: a URL, or a balanced set, then the memory
-// expansion when asked for. It returns what to close, first to last;
-// observe registers its metrics (once per name: not for a check).
-func (n *Node) openSource(ctx context.Context, sc Source, observe bool) (idforge.Generator, []io.Closer, error) {
+// expansion when asked for. It returns what to close, first to last. It
+// registers its metrics with m (once per name) unless m is nil (a check).
+func openSource(ctx context.Context, sc Source, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
 	if len(sc.Balance) > 0 {
@@ -72,11 +74,11 @@ func (n *Node) openSource(ctx context.Context, sc Source, observe bool) (idforge
 			SlowThreshold: sc.SlowThreshold,
 			SlowCount:     sc.SlowCount,
 			SlowWindow:    sc.SlowWindow,
-			Logger:        n.log,
+			Logger:        log,
 		})
 		if err == nil {
-			if observe {
-				n.metrics.ObserveSource(sc.Name, bal)
+			if m != nil {
+				m.ObserveSource(sc.Name, bal)
 			}
 			src = bal
 		}
@@ -92,13 +94,13 @@ func (n *Node) openSource(ctx context.Context, sc Source, observe bool) (idforge
 			return nil, nil, err
 		}
 	}
-	if b, ok := src.(interface{ Backwards() int64 }); ok && observe {
-		n.metrics.ObserveBackwards(sc.Name, b.Backwards)
+	if b, ok := src.(interface{ Backwards() int64 }); ok && m != nil {
+		m.ObserveBackwards(sc.Name, b.Backwards)
 	}
 	if sc.Expand == 0 {
 		return src, []io.Closer{src}, nil
 	}
-	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: n.log})
+	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: log})
 	if err != nil {
 		src.Close()
 		return nil, nil, err
