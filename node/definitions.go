@@ -178,7 +178,7 @@ type catalog struct {
 	metrics     *metrics.Metrics // nil: register none (a command's catalog)
 	countersDir string
 	file        map[string][]issuer.Defined // by kind, sorted by name
-	recheck time.Duration
+	recheck     time.Duration
 
 	// openMu serialises opening definitions from the store, so that one
 	// is opened once (and its metrics registered once).
