@@ -19,6 +19,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -110,13 +111,7 @@ type Store struct {
 	closeErr  error
 }
 
-var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
-	_ idforge.DefinitionStore = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // Open connects to the server cfg names and returns a Store once it
 // answers and the database has KeysCollection (or cfg.ForMigrate is set).
