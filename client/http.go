@@ -32,6 +32,11 @@ func NewHTTP(addrs []string, opts ...Option) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newRemote(addrs, o, httpConns(o))
+}
+
+// httpConns returns what opens a node of the HTTP API with options o.
+func httpConns(o options) func(addr string) (conn, error) {
 	hc, own := o.httpClient, (*http.Transport)(nil)
 	if hc == nil {
 		own = http.DefaultTransport.(*http.Transport).Clone()
@@ -44,13 +49,13 @@ func NewHTTP(addrs []string, opts ...Option) (Client, error) {
 	if o.token != "" {
 		auth = "Bearer " + o.token
 	}
-	return newRemote(addrs, o, func(addr string) (conn, error) {
+	return func(addr string) (conn, error) {
 		base, err := baseURL(addr, o.tls != nil)
 		if err != nil {
 			return nil, err
 		}
 		return &httpConn{addr: addr, base: base, hc: hc, own: own, auth: auth}, nil
-	})
+	}
 }
 
 // baseURL turns an address into the URL the API paths are appended to.
@@ -83,9 +88,18 @@ type httpConn struct {
 // get fetches base+path into out, or returns the node's error answer as
 // an *Error.
 func (h *httpConn) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	return h.do(ctx, http.MethodGet, path, nil, out)
+}
+
+// do sends a request with body (JSON, or nil) and reads a 200 or 201
+// answer into out, or returns the node's error answer as an *Error.
+func (h *httpConn) do(ctx context.Context, method, path string, body io.Reader, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, body)
 	if err != nil {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	if h.auth != "" {
@@ -96,14 +110,14 @@ func (h *httpConn) get(ctx context.Context, path string, out any) error {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
 	defer resp.Body.Close()
-	body := io.LimitReader(resp.Body, maxBody)
-	if resp.StatusCode != http.StatusOK {
-		return h.errorOf(resp, body)
+	answer := io.LimitReader(resp.Body, maxBody)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return h.errorOf(resp, answer)
 	}
-	if err := json.NewDecoder(body).Decode(out); err != nil {
-		return fmt.Errorf("idforge client: %s: reading the answer to GET %s: %w", h.addr, path, err)
+	if err := json.NewDecoder(answer).Decode(out); err != nil {
+		return fmt.Errorf("idforge client: %s: reading the answer to %s %s: %w", h.addr, method, path, err)
 	}
-	io.Copy(io.Discard, body) // so the connection can be reused
+	io.Copy(io.Discard, answer) // so the connection can be reused
 	return nil
 }
 

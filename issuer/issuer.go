@@ -38,6 +38,9 @@ type Settings struct {
 	Sources map[string]idforge.Generator
 	// Counters are named per-period counters for serial templates.
 	Counters map[string]idforge.PeriodCounter
+	// Definitions serves sources and counters defined through the API;
+	// nil means none (see Definitions).
+	Definitions Definitions
 	// Serials are serial definitions from the configuration. They come
 	// before definitions in the store, which may add more.
 	Serials []idforge.Serial
@@ -158,6 +161,11 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 		return nil, err
 	}
 	k, err := i.store.Key(ctx, key)
+	var defined *entry
+	if errors.Is(err, idforge.ErrUnknownKey) {
+		// Not a key: maybe a source defined through the API.
+		defined, err = i.definedSource(ctx, key, err)
+	}
 	if err != nil {
 		return nil, storeErr(err)
 	}
@@ -169,9 +177,11 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if e, ok := i.lookup(key); ok {
 		return e, nil
 	}
-	e, err := i.newEntry(k)
-	if err != nil {
-		return nil, err
+	e := defined
+	if e == nil {
+		if e, err = i.newEntry(k); err != nil {
+			return nil, err
+		}
 	}
 	i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
 	return e, nil

@@ -46,13 +46,17 @@ func (i *Issuer) Compile(ctx context.Context, def idforge.Serial) (*serial.Templ
 }
 
 // resolveSource finds what a template's @{seq:NAME} draws from: a
-// configured counter or source, or a key (segment or snowflake).
+// configured counter or source, one defined through the API, or a key
+// (segment or snowflake).
 func (i *Issuer) resolveSource(ctx context.Context, name string) (serial.Source, error) {
 	if c, ok := i.set.Counters[name]; ok {
 		return serial.Source{Counter: c}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
+	if c, err := i.definedCounter(ctx, name); c != nil || err != nil {
+		return serial.Source{Counter: c}, err
+	}
 	e, err := i.resolve(ctx, name)
 	if err != nil {
 		return serial.Source{}, err

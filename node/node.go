@@ -12,8 +12,10 @@
 // A node holds its data directory (locked: one process at a time), the
 // store, a worker ID leased from its provider and kept across lost
 // leases (worker.Supervise), the snowflake generator on that ID, the
-// configured sequence sources and counters, key formats and plugins, and
-// the issuer over them with its metrics. Only the backends, sources and
+// configured sequence sources and counters (and those defined through the
+// API, kept in the store: opened on first use, re-checked every
+// Settings.RecheckDefinitions), key formats and plugins, and the issuer
+// over them with its metrics. Only the backends, sources and
 // coordinators a program links are known: import store/all, sequence/all
 // and worker/all for every one, as the command does.
 package node
@@ -85,6 +87,10 @@ type Settings struct {
 	Sources []Source
 	// Counters are named per-period counters for serial templates.
 	Counters []Counter
+	// RecheckDefinitions is how often the node re-reads the sources and
+	// counters defined through the API that it serves, so that one
+	// retired on another node stops here too. Zero means DefaultRecheck.
+	RecheckDefinitions time.Duration
 	// Serials are serial-number definitions, each compiled at Open: a bad
 	// template or a missing source is an error of Open.
 	Serials []idforge.Serial
@@ -192,6 +198,9 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if set.Sources, set.Counters, err = n.openSequences(ctx, s); err != nil {
 		return nil, err
 	}
+	defs := newCatalog(n.store, s, n.metrics, n.dir.File("counters"))
+	n.closers = append([]io.Closer{defs}, n.closers...)
+	set.Definitions = defs
 	if set.Formats, err = keyFormats(s); err != nil {
 		return nil, err
 	}

@@ -72,7 +72,8 @@ type Config struct {
 }
 
 // SourceConfig declares a sequence source: the fields of node.Source,
-// which documents them.
+// which documents and validates them, and whose JSON form (the API's)
+// uses the same names.
 type SourceConfig struct {
 	Name          string   `toml:"name"`
 	URL           string   `toml:"url"`
@@ -421,19 +422,16 @@ func (c *Config) validate() error {
 		if err := named("sources", i, src.Name); err != nil {
 			return err
 		}
-		if (src.URL == "") == (len(src.Balance) == 0) {
-			return usageErr("sources[%d] (%s): give either url or balance", i, src.Name)
-		}
-		if src.Expand < 0 || src.Expand > 32 {
-			return usageErr("sources[%d] (%s): expand %d out of 0..32", i, src.Name, src.Expand)
+		if err := src.source().Validate(); err != nil {
+			return usageIn(err, "sources[%d]", i)
 		}
 	}
 	for i, ctr := range c.Counters {
 		if err := named("counters", i, ctr.Name); err != nil {
 			return err
 		}
-		if ctr.URL == "" {
-			return usageErr("counters[%d] (%s): no url", i, ctr.Name)
+		if err := node.Counter(ctr).Validate(); err != nil {
+			return usageIn(err, "counters[%d]", i)
 		}
 	}
 	serials := map[string]bool{}

@@ -56,6 +56,10 @@ Usage:
   idforge keys list [flags]              list keys
   idforge keys repair --floor N|--from-nodes URL,… [--sequence URL]
                                          after a database fail-over: raise the keys, accept the new server
+  idforge sources list|show|create|retire [NAME] [flags]
+  idforge counters list|show|create|retire [NAME] [flags]
+                                         sequence sources and per-period counters kept in the store,
+                                         served by every node sharing it (as /v1/sources, /v1/counters)
   idforge layouts                        list snowflake layout presets
   idforge migrate [--store URL]          create or upgrade the store's schema
   idforge serial NAME [-n N] [--param K=V]   issue serial numbers
@@ -79,7 +83,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer, 
 var commands = map[string]command{
 	"serve": cmdServe, "next": cmdNext, "explain": cmdExplain, "keys": cmdKeys, "make": cmdMake,
 	"layouts": cmdLayouts, "serial": cmdSerial, "tickets": cmdTickets, "migrate": cmdMigrate,
-	"verify": cmdVerify, "doctor": cmdDoctor,
+	"verify": cmdVerify, "doctor": cmdDoctor, "sources": cmdSources, "counters": cmdCounters,
 }
 
 // run executes one command line and returns the exit status: 0 success,

@@ -42,6 +42,11 @@ var v1Routes = []struct {
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
 	{"GET", "/v1/health/sources", (*handler).sourcesHealth, nil},
 	{"GET", "/v1/node", (*handler).nodeInfo, nil},
+	// Sources and counters defined through the API (sources.go).
+	{"GET,POST", "/v1/sources", (*handler).definitions, nil},
+	{"GET,DELETE", "/v1/sources/{name}", (*handler).definition, nil},
+	{"GET,POST", "/v1/counters", (*handler).definitions, nil},
+	{"GET,DELETE", "/v1/counters/{name}", (*handler).definition, nil},
 }
 
 // Options configure the handler.
@@ -92,7 +97,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
 	// A missing key, or one with a '/', reaches these prefixes.
-	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/"} {
+	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/", "/v1/sources/", "/v1/counters/"} {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
