@@ -2,8 +2,12 @@ package segment
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
+
+	"github.com/idforge/idforge"
 )
 
 // The baseline: one bare atomic add, the floor any in-memory issuer pays.
@@ -27,7 +31,7 @@ func BenchmarkAtomicAddParallel(b *testing.B) {
 
 func benchAllocator(b *testing.B) *Allocator {
 	st := newTestStore(b, "bench", 1, 1_000_000)
-	a := newAllocator(b, st, "bench", Settings{MinStep: 1_000_000, MaxStep: 10_000_000})
+	a := newAllocator(b, st, "bench", Settings{MinStep: 100_000_000})
 	if err := a.Warm(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -67,4 +71,50 @@ func BenchmarkNextN100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchBatch draws batches of n IDs with draw and reports the cost per ID
+// (ns/id), the figure to set beside Next's ns/op.
+func benchBatch(b *testing.B, n int, draw func(a *Allocator, ctx context.Context) error) {
+	a := benchAllocator(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := draw(a, ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+}
+
+func BenchmarkNextInto(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dst := make([]int64, n)
+			benchBatch(b, n, func(a *Allocator, ctx context.Context) error {
+				_, err := a.NextInto(ctx, dst)
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkNextNBatch(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchBatch(b, n, func(a *Allocator, ctx context.Context) error {
+				_, err := a.NextN(ctx, n)
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkAppendRanges10000(b *testing.B) {
+	var dst []idforge.Segment
+	benchBatch(b, 10_000, func(a *Allocator, ctx context.Context) error {
+		var err error
+		dst, err = a.AppendRangesBelow(ctx, dst[:0], 10_000, math.MaxInt64)
+		return err
+	})
 }
