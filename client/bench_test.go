@@ -107,6 +107,22 @@ func (l *localConn) strategy(ctx context.Context, key string) (idforge.Strategy,
 	return idforge.StrategySegment, nil
 }
 
+func (l *localConn) stream(ctx context.Context, key string, batch int, _ time.Duration, yield func([]int64) bool) error {
+	for {
+		ids, err := l.nextN(ctx, key, batch)
+		if err != nil {
+			return err
+		}
+		if !yield(ids) {
+			return nil
+		}
+	}
+}
+
+func (l *localConn) block(ctx context.Context, key string, n int) ([]int64, error) {
+	return l.nextN(ctx, key, n)
+}
+
 func (l *localConn) close() error { return nil }
 
 // BenchmarkRangeCache measures what a cached ID costs the caller when
