@@ -6,17 +6,30 @@ import (
 	"math"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cputime"
 )
+
+// reportCPU reports the process's CPU time per ID since cpu0 (cpu-ns/id)
+// for b.N calls of perCall IDs each: on a shared machine it moves far
+// less than wall time per call.
+func reportCPU(b *testing.B, cpu0 time.Duration, perCall int) {
+	if cpu0 >= 0 {
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N)/float64(perCall), "cpu-ns/id")
+	}
+}
 
 // The baseline: one bare atomic add, the floor any in-memory issuer pays.
 func BenchmarkAtomicAdd(b *testing.B) {
 	var n atomic.Int64
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		n.Add(1)
 	}
+	reportCPU(b, cpu0, 1)
 }
 
 func BenchmarkAtomicAddParallel(b *testing.B) {
@@ -42,11 +55,13 @@ func BenchmarkNext(b *testing.B) {
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if _, err := a.Next(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0, 1)
 }
 
 func BenchmarkNextParallel(b *testing.B) {
@@ -79,12 +94,14 @@ func benchBatch(b *testing.B, n int, draw func(a *Allocator, ctx context.Context
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if err := draw(a, ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+	reportCPU(b, cpu0, n)
 }
 
 func BenchmarkNextInto(b *testing.B) {
