@@ -554,8 +554,8 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 // start is a noisy estimate, and an oversized segment costs a large gap
 // on a crash. Shrinking is not limited. The bounds are MinStep (or the
 // stored step), MaxStep when set, and what the key has left below
-// math.MaxInt64 as far as this node knows (a longer claim would be
-// refused as out of space).
+// math.MaxInt64 as far as this node knows, so that growth never makes
+// the store refuse a claim as out of space while a step still fits.
 func (a *Allocator) nextStepLocked() int64 {
 	cur := a.cur.Load()
 	if cur.empty() || a.minStep == 0 {
@@ -573,8 +573,10 @@ func (a *Allocator) nextStepLocked() int64 {
 	if a.highWater > 0 {
 		room = max(math.MaxInt64-a.highWater, 1)
 	}
-	// The stored step wins over MaxStep, as it did for the first claim.
-	return max(clampStep(min(want, limit), min(a.set.MaxStep, room)), min(a.minStep, room))
+	// The stored step wins over MaxStep and the room, as it does for the
+	// first claim: a key whose room is less than one step is out of
+	// space, as the store says.
+	return max(clampStep(min(want, limit), min(a.set.MaxStep, room)), a.minStep)
 }
 
 // clampStep converts a length in IDs computed in floating point to an
