@@ -14,6 +14,7 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 )
@@ -45,6 +46,11 @@ type state struct {
 	config
 	db   *sql.DB // sessions with auto_increment_increment = servers, _offset = position
 	full atomic.Bool
+	// replace takes a ticket; it holds the failover fence's condition
+	// when the server has one (fence not nil): on a replica promoted
+	// after a fail-over it inserts nothing.
+	replace string
+	fence   *sqlfence.Fence
 }
 
 // Source issues tickets from N Flickr-style ticket servers in turn. It is
@@ -52,7 +58,6 @@ type state struct {
 type Source struct {
 	servers []*server
 	rotor   *rotate.Rotor
-	replace []string // per server
 	timeout time.Duration
 	closed  atomic.Bool
 }
@@ -60,7 +65,7 @@ type Source struct {
 var _ sequence.Source = (*Source)(nil)
 
 // next returns one ticket of s.
-func (s *server) next(ctx context.Context, replace string) (int64, error) {
+func (s *server) next(ctx context.Context) (int64, error) {
 	st := s.state.Load()
 	for attempt := 0; ; attempt++ {
 		if st == nil || st.full.Load() {
@@ -72,7 +77,7 @@ func (s *server) next(ctx context.Context, replace string) (int64, error) {
 				return 0, errFull
 			}
 		}
-		res, err := st.db.ExecContext(ctx, replace, st.gen)
+		res, err := st.db.ExecContext(ctx, st.replace, st.gen)
 		if err != nil {
 			if cur := s.state.Load(); cur != st && attempt < 2 {
 				st = cur // the pool was replaced under us
@@ -84,7 +89,12 @@ func (s *server) next(ctx context.Context, replace string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if rows == 0 { // the configuration changed: reload, try again
+		if rows == 0 { // the configuration changed (or the fence closed): reload, try again
+			if st.fence != nil {
+				if err := st.fence.Check(ctx, s.admin, s.where); err != nil {
+					return 0, err
+				}
+			}
 			if attempt >= 2 {
 				return 0, errors.New("the configuration keeps changing; try again")
 			}
@@ -140,7 +150,13 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 	if old != nil && old.gen == c.gen {
 		return old, nil
 	}
-	st := &state{config: c}
+	st := &state{config: c, replace: s.names.replace("")}
+	if st.fence, err = fenceOf(ctx, s.admin, false); err != nil {
+		return nil, err
+	}
+	if st.fence != nil {
+		st.replace = s.names.replace(st.fence.Cond())
+	}
 	if old != nil && old.servers == c.servers && old.position == c.position {
 		st.db = old.db
 	} else {
@@ -172,31 +188,24 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 // only while that configuration is current, and the ticket comes back as
 // the statement's LAST_INSERT_ID. A server that fails is left aside for
 // the rescue time; the next one is tried. It returns an error wrapping
-// idforge.ErrUnavailable with every server's error when none can issue,
-// and idforge.ErrClosed after Close.
+// idforge.ErrUnavailable with every server's error when none can issue
+// (idforge.ErrStoreFailedOver too when a server's failover fence names
+// another server: see RepairFailover; idforge.ErrSpaceExhausted alone
+// when every server is used up), and idforge.ErrClosed after Close.
 func (src *Source) Next(ctx context.Context) (int64, error) {
-	if src.closed.Load() {
-		return 0, fmt.Errorf("tickets source: %w", idforge.ErrClosed)
-	}
-	var v int64
-	err := src.rotor.Do(ctx, func(ctx context.Context, i int) error {
+	return src.rotor.Next(ctx, "tickets source", src.closed.Load(), func(ctx context.Context, i int) (int64, error) {
 		s := src.servers[i]
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, src.timeout)
 			defer cancel()
 		}
-		id, err := s.next(ctx, src.replace[i])
+		id, err := s.next(ctx)
 		if err != nil {
-			return fmt.Errorf("ticket server %s: %w", s.where, err)
+			return 0, fmt.Errorf("ticket server %s: %w", s.where, err)
 		}
-		v = id
-		return nil
+		return id, nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("%w: tickets source: %w", idforge.ErrUnavailable, err)
-	}
-	return v, nil
 }
 
 // Close closes the source's pools. It is idempotent.

@@ -96,3 +96,32 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 	}
 	return errors.Join(errs...)
 }
+
+// Next is the Next of a source whose members each issue values (the
+// tables of an auto-increment source, Flickr ticket servers): take(ctx, i)
+// gets one from member i, through Do. who names the source in errors
+// ("autoinc source"). It returns an error wrapping idforge.ErrClosed when
+// closed, idforge.ErrSpaceExhausted when every member is used up, and
+// otherwise, when no member issues, one wrapping idforge.ErrUnavailable
+// with every member's error (so that one wrapping
+// idforge.ErrStoreFailedOver keeps its code).
+func (r *Rotor) Next(ctx context.Context, who string, closed bool, take func(ctx context.Context, i int) (int64, error)) (int64, error) {
+	if closed {
+		return 0, fmt.Errorf("%s: %w", who, idforge.ErrClosed)
+	}
+	var v int64
+	failing := false // a member failed without being used up
+	err := r.Do(ctx, func(ctx context.Context, i int) (err error) {
+		v, err = take(ctx, i)
+		var ex errExhausted
+		failing = failing || err != nil && !errors.As(err, &ex)
+		return err
+	})
+	if err != nil {
+		if !failing && errors.Is(err, idforge.ErrSpaceExhausted) {
+			return 0, fmt.Errorf("%s: %w", who, err)
+		}
+		return 0, fmt.Errorf("%w: %s: %w", idforge.ErrUnavailable, who, err)
+	}
+	return v, nil
+}
