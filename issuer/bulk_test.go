@@ -2,6 +2,7 @@ package issuer
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -44,4 +45,26 @@ func TestNextIntoAndRanges(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("AppendRuns = %v, want %v", got, want)
 	}
+}
+
+// A bulk consumer of a segment key: IDs into one reused slice, or ranges
+// whose cost does not grow with the count.
+func ExampleIssuer_NextRanges() {
+	st := memstore.New()
+	ctx := context.Background()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	iss := New(st, nil, Settings{})
+	defer iss.Close()
+
+	buf := make([]int64, 3)
+	n, _ := iss.NextInto(ctx, "order", buf)
+	fmt.Println(buf[:n])
+
+	ranges, _ := iss.NextRanges(ctx, "order", 10_000, nil)
+	for _, r := range ranges {
+		fmt.Println(r.Start, r.Len())
+	}
+	// Output:
+	// [1 2 3]
+	// 4 10000
 }
