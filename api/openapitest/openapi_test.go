@@ -215,6 +215,8 @@ func TestAnswersMatchTheDocument(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"key":"x","step":1,"step":2}`, token: adminToken, status: 400, code: "invalid_argument"},
 		{method: "POST", path: "/v1/serials", body: `{"name":"job","template":"@{param:area,chars=digits,max=4}-@{seq:order,width=5}"}`, token: adminToken, status: 201},
 		{method: "GET", path: "/v1/ids/order?count=3", token: issueToken, status: 200},
+		{method: "GET", path: "/v1/ids/order?count=3&form=ranges", token: issueToken, status: 200},
+		{method: "GET", path: "/v1/ids/order?form=lines", token: issueToken, status: 400, code: "invalid_argument"},
 		{method: "GET", path: "/v1/ids/msg?count=2", token: adminToken, status: 200, into: &msg},
 		{method: "GET", path: "/v1/serials/job?count=2&param.area=010", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/serials", token: adminToken, status: 200},

@@ -33,7 +33,7 @@ var v1Routes = []struct {
 	serve            func(*handler, v1Call) (any, error)
 	params           []string
 }{
-	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
+	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
 	{"GET,POST", "/v1/keys", (*handler).keys, nil},
 	{"GET", "/v1/keys/{key}", (*handler).key, nil},
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
@@ -160,7 +160,8 @@ func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(conte
 	writeText(w, strconv.FormatInt(id, 10))
 }
 
-// ids serves GET /v1/ids/{key}?count=N&format=F.
+// ids serves GET /v1/ids/{key}?count=N&format=F, and with form=ranges
+// the compact bulk answer (idRanges).
 func (h *handler) ids(c v1Call) (any, error) {
 	key, n, err := issueArgs(c, "key")
 	if err != nil {
@@ -169,6 +170,12 @@ func (h *handler) ids(c v1Call) (any, error) {
 	format, err := queryValue(c.q, "format")
 	if err != nil {
 		return nil, err
+	}
+	if ranges, err := readForm(c, format); err != nil || ranges {
+		if err != nil {
+			return nil, err
+		}
+		return h.idRanges(c, key, n)
 	}
 	ids, err := h.iss.NextStrings(c.ctx, key, n, format)
 	return httpwire.IDs{Key: key, IDs: ids}, err
