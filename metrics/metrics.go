@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -106,20 +107,64 @@ type SourceStatser interface {
 // idforge_http_request_duration_seconds. The handler label is the path
 // for the probes (/healthz, /readyz, /metrics) and "api" for everything
 // else, so that a client cannot make up label values.
+//
+// The series are bound once per handler label and status code, so a
+// request costs two atomic adds and a clock read, not a label lookup.
 func (m *Metrics) InstrumentHTTP(h http.Handler) http.Handler {
+	routes := map[string]*httpRoute{}
+	for _, name := range httpHandlers {
+		routes[name] = &httpRoute{name: name, time: m.httpTime.WithLabelValues(name)}
+	}
+	api := &httpRoute{name: "api", time: m.httpTime.WithLabelValues("api")}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		rec := recorders.Get().(*statusRecorder)
+		*rec = statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		h.ServeHTTP(rec, r)
-		handler := "api"
-		switch r.URL.Path {
-		case "/healthz", "/readyz", "/metrics":
-			handler = r.URL.Path
+		code := rec.code
+		*rec = statusRecorder{}
+		recorders.Put(rec)
+		route := api
+		if len(r.URL.Path) < 10 { // the longest probe path, "/healthz"
+			if p, ok := routes[r.URL.Path]; ok {
+				route = p
+			}
 		}
-		m.httpRequests.WithLabelValues(handler, strconv.Itoa(rec.code)).Inc()
-		m.httpTime.WithLabelValues(handler).Observe(time.Since(start).Seconds())
+		route.requests(m.httpRequests, code).Inc()
+		route.time.Observe(time.Since(start).Seconds())
 	})
 }
+
+// httpHandlers are the handler label values other than "api": the probes.
+var httpHandlers = []string{"/healthz", "/readyz", "/metrics"}
+
+// httpRoute holds the bound series of one handler label: its duration
+// histogram and, filled in as each status code is first answered, its
+// request counters.
+type httpRoute struct {
+	name  string
+	time  prometheus.Observer
+	codes [600]atomic.Pointer[prometheus.Counter]
+}
+
+// requests returns the request counter of the route and status code.
+func (r *httpRoute) requests(vec *prometheus.CounterVec, code int) prometheus.Counter {
+	if code < 0 || code >= len(r.codes) {
+		return vec.WithLabelValues(r.name, strconv.Itoa(code))
+	}
+	c := r.codes[code].Load()
+	if c == nil {
+		// Two requests racing here bind the same child of vec.
+		bound := vec.WithLabelValues(r.name, strconv.Itoa(code))
+		c = &bound
+		r.codes[code].Store(c)
+	}
+	return *c
+}
+
+// recorders recycles statusRecorders: a request needs one only while
+// the handler runs.
+var recorders = sync.Pool{New: func() any { return new(statusRecorder) }}
 
 // statusRecorder remembers the status code a handler wrote.
 type statusRecorder struct {

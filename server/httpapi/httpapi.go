@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/api"
+	"github.com/idforge/idforge/internal/budget"
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
@@ -83,6 +85,12 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	}
 	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
 	mux.HandleFunc("/api/segment/get/{key}", h.leafSegment)
+	// The two hot routes skip the mux's matching (see
+	// httpmux.Mux.HandleLast); the patterns above and below answer the
+	// same paths the same way.
+	mux.HandleLast("", "/api/segment/get/", func(w http.ResponseWriter, r *http.Request, key string) {
+		h.leafID(w, r, key, h.iss.NextSegment)
+	})
 	mux.HandleFunc("/api/snowflake/get/{key}", h.leafSnowflake)
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
@@ -91,7 +99,12 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
-		route(rt.methods, rt.pattern, h.v1(rt.serve, rt.params))
+		serve := h.v1(rt.serve, rt.params)
+		route(rt.methods, rt.pattern, serve)
+		if rt.pattern == "/v1/ids/{key}" {
+			fast := h.v1Key(rt.serve, rt.params)
+			mux.HandleLast(rt.methods, "/v1/ids/", fast)
+		}
 	}
 	route("GET", "/healthz", h.healthz)
 	route("GET", "/readyz", h.readyz)
@@ -110,19 +123,25 @@ func (h *handler) badKeyPath(w http.ResponseWriter, r *http.Request) {
 }
 
 // withTimeout bounds a request that may wait on the store.
-func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), h.timeout)
+// The timer starts only if the request has to wait (see budget.Ctx):
+// release the context when the request is answered.
+func (h *handler) withTimeout(r *http.Request) *budget.Ctx {
+	return budget.New(r.Context(), h.timeout)
 }
 
+// textPlain is the Content-Type of a text answer, shared by every
+// answer rather than allocated for each (net/http only reads it).
+var textPlain = []string{"text/plain; charset=utf-8"}
+
 func writeText(w http.ResponseWriter, s string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write([]byte(s))
+	w.Header()["Content-Type"] = textPlain
+	io.WriteString(w, s)
 }
 
 // leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
 // decimal text with 200, anything else non-200.
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	h.leafID(w, r, h.iss.NextSegment)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSegment)
 }
 
 // leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
@@ -134,15 +153,15 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.leafID(w, r, h.iss.NextSnowflake)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSnowflake)
 }
 
-// leafID answers one ID of the path's key from next as Leaf does: plain
-// decimal text with 200, anything else non-200.
-func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(context.Context, string) (int64, error)) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := next(ctx, r.PathValue("key"))
+// leafID answers one ID of key from next as Leaf does: plain decimal
+// text with 200, anything else non-200.
+func (h *handler) leafID(w http.ResponseWriter, r *http.Request, key string, next func(context.Context, string) (int64, error)) {
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
+	id, err := next(ctx, key)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -168,7 +187,7 @@ func (h *handler) ids(c v1Call) (any, error) {
 // order they are checked: the name in the path (a well-formed key name)
 // and the count.
 func issueArgs(c v1Call, path string) (string, int, error) {
-	name := c.r.PathValue(path)
+	name := c.pathValue(path)
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return "", 0, err
 	}
