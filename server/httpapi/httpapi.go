@@ -354,15 +354,23 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyResponse is the answer of GET /readyz.
+// readyResponse is the answer of GET /readyz. Its size does not grow
+// with the number of keys unless the caller asks for them (verbose).
 type readyResponse struct {
 	// Status is "ready", "degraded" (the store is failing but every active
 	// segment key still has buffered IDs) or "unavailable".
 	Status string `json:"status"`
 	// Store is "ok" or the store's error.
 	Store string `json:"store"`
-	// Keys gives, per segment key this node has issued from, the IDs left
-	// and how long they last at the current rate.
+	// SegmentKeys counts the segment keys this node has issued from; of
+	// them, FailingKeys are those whose claims fail and EmptyKeys those
+	// with no IDs buffered.
+	SegmentKeys int `json:"segment_keys"`
+	FailingKeys int `json:"failing_keys,omitempty"`
+	EmptyKeys   int `json:"empty_keys,omitempty"`
+	// Keys gives, with ?verbose=1 only, per segment key this node has
+	// issued from, the IDs left and how long they last at the current
+	// rate.
 	Keys map[string]bufferJSON `json:"keys,omitempty"`
 }
 
@@ -374,18 +382,30 @@ type bufferJSON struct {
 
 // readyz answers 200 while the node can issue: the store answers, or it
 // does not but every active segment key still has IDs buffered
-// ("degraded"); otherwise 503.
+// ("degraded"); otherwise 503. ?verbose=1 adds every key's buffers.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	rd := h.iss.Readiness(ctx)
-	resp := readyResponse{Status: rd.Status, Store: "ok", Keys: map[string]bufferJSON{}}
+	resp := readyResponse{Status: rd.Status, Store: "ok", SegmentKeys: len(rd.Keys)}
 	if rd.StoreErr != nil {
 		resp.Store = rd.StoreErr.Error()
 	}
+	verbose, _ := strconv.ParseBool(r.URL.Query().Get("verbose"))
+	if verbose {
+		resp.Keys = make(map[string]bufferJSON, len(rd.Keys))
+	}
 	for _, k := range rd.Keys {
 		st := k.Segment
-		resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		if st.Failures > 0 {
+			resp.FailingKeys++
+		}
+		if st.Buffered == 0 {
+			resp.EmptyKeys++
+		}
+		if verbose {
+			resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		}
 	}
 	status := http.StatusOK
 	if !rd.CanServe() {

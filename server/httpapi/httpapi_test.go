@@ -379,11 +379,16 @@ func TestHealth(t *testing.T) {
 		t.Fatal("issue failed")
 	}
 	f.store.Fail(errors.New("disk on fire"))
-	status, body, _ := f.do(t, "GET", "/readyz", "")
+	status, body, _ := f.do(t, "GET", "/readyz?verbose=1", "")
 	var r readyResponse
 	json.Unmarshal([]byte(body), &r)
-	if status != 200 || r.Status != "degraded" || !strings.Contains(r.Store, "disk on fire") || r.Keys["order"].BufferedIDs != 99 {
+	if status != 200 || r.Status != "degraded" || !strings.Contains(r.Store, "disk on fire") || r.Keys["order"].BufferedIDs != 99 || r.SegmentKeys != 1 {
 		t.Fatalf("readyz with a failing store and buffers left: %d %s", status, body)
+	}
+	// Without verbose, the answer counts the keys but does not list them.
+	status, body, _ = f.do(t, "GET", "/readyz", "")
+	if status != 200 || strings.Contains(body, `"order"`) || !strings.Contains(body, `"segment_keys":1`) {
+		t.Fatalf("readyz without verbose: %d %s", status, body)
 	}
 	for range 99 {
 		f.do(t, "GET", "/api/segment/get/order", "")
