@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ var v1Routes = []struct {
 	params           []string
 }{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
-	{"GET,POST", "/v1/keys", (*handler).keys, nil},
+	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
 	{"GET", "/v1/keys/{key}", (*handler).key, nil},
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
@@ -285,10 +286,12 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 	return out
 }
 
-// keysResponse is the answer of GET /v1/keys.
+// keysResponse is the answer of GET /v1/keys: one page of keys (see
+// httpwire.DefaultKeysPage) and, when more follow, the after of the next.
 type keysResponse struct {
 	Keys      []httpwire.Key `json:"keys"`
 	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
+	Next      string         `json:"next,omitempty"`
 }
 
 // keys serves GET and POST /v1/keys: the keys, or a new one.
@@ -296,15 +299,48 @@ func (h *handler) keys(c v1Call) (any, error) {
 	if c.r.Method == http.MethodPost {
 		return h.createKey(c)
 	}
+	limit, after, err := keysPage(c.q)
+	if err != nil {
+		return nil, err
+	}
 	states, err := h.iss.Keys(c.ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp := keysResponse{Keys: make([]httpwire.Key, len(states)), Snowflake: h.snowflakeInfo()}
+	// Keys answers in name order: the page starts past after.
+	from, _ := slices.BinarySearchFunc(states, after, func(k issuer.KeyState, name string) int {
+		if k.Name <= name {
+			return -1
+		}
+		return 1
+	})
+	states = states[from:]
+	resp := keysResponse{Snowflake: h.snowflakeInfo()}
+	if len(states) > limit {
+		states = states[:limit]
+		resp.Next = states[limit-1].Name
+	}
+	resp.Keys = make([]httpwire.Key, len(states))
 	for i, k := range states {
 		resp.Keys[i] = toKeyJSON(k)
 	}
 	return resp, nil
+}
+
+// keysPage reads the limit and after parameters of GET /v1/keys.
+func keysPage(q url.Values) (limit int, after string, err error) {
+	if after, err = queryValue(q, "after"); err != nil {
+		return 0, "", err
+	}
+	s, err := queryValue(q, "limit")
+	if err != nil || s == "" {
+		return httpwire.DefaultKeysPage, after, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > httpwire.MaxKeysPage {
+		return 0, "", fmt.Errorf("%w: limit %q: want a whole number in 1..%d", idforge.ErrInvalidArgument, s, httpwire.MaxKeysPage)
+	}
+	return n, after, nil
 }
 
 func (h *handler) key(c v1Call) (any, error) {

@@ -878,3 +878,40 @@ func TestCheckDuplicateFields(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysPages: GET /v1/keys answers a page at a time, in name order,
+// with next naming where the following page starts.
+func TestKeysPages(t *testing.T) {
+	f := newFixture(t)
+	var names []string
+	after := ""
+	for pages := 0; ; pages++ {
+		path := "/v1/keys?limit=2"
+		if after != "" {
+			path += "&after=" + after
+		}
+		status, body, _ := f.do(t, "GET", path, "")
+		var page keysResponse
+		if err := json.Unmarshal([]byte(body), &page); status != 200 || err != nil {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		if len(page.Keys) > 2 || pages > 3 {
+			t.Fatalf("GET %s: %d keys on page %d", path, len(page.Keys), pages)
+		}
+		for _, k := range page.Keys {
+			names = append(names, k.Key)
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	if strings.Join(names, ",") != "msg,order,secret" {
+		t.Fatalf("pages held %v, want msg, order, secret once each", names)
+	}
+	for _, bad := range []string{"0", "10001", "x"} {
+		if status, body, _ := f.do(t, "GET", "/v1/keys?limit="+bad, ""); status != 400 || errorCode(t, body) != "invalid_argument" {
+			t.Errorf("limit=%s: %d %s", bad, status, body)
+		}
+	}
+}
