@@ -915,3 +915,30 @@ func TestKeysPages(t *testing.T) {
 		}
 	}
 }
+
+// TestHotRoutesAnswerAsTheMux: the paths the hot routes take before the
+// mux (httpmux.Mux.HandleLast) are answered as the mux's patterns answer
+// them, and the ones they leave reach the mux.
+func TestHotRoutesAnswerAsTheMux(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/api/segment/get/order", 200, ""},
+		{"POST", "/api/segment/get/order", 200, ""}, // Leaf's answers any method
+		{"GET", "/api/segment/get/ord%65r", 200, ""},
+		{"GET", "/api/segment/get/nope", 404, "unknown_key"},
+		{"GET", "/v1/ids/order", 200, ""},
+		{"HEAD", "/v1/ids/order", 200, ""},
+		{"POST", "/v1/ids/order", 405, ""},
+		{"GET", "/v1/ids/order?cnt=2", 400, "invalid_argument"},
+		{"GET", "/v1/ids/a/b", 400, "invalid_key"},
+	} {
+		status, body, _ := f.do(t, c.method, c.path, "")
+		if status != c.status || (c.code != "" && errorCode(t, body) != c.code) {
+			t.Errorf("%s %s: %d %s; want %d %s", c.method, c.path, status, body, c.status, c.code)
+		}
+	}
+}
