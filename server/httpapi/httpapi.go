@@ -297,6 +297,12 @@ type keysResponse struct {
 // keys serves GET and POST /v1/keys: the keys, or a new one.
 func (h *handler) keys(c v1Call) (any, error) {
 	if c.r.Method == http.MethodPost {
+		// limit and after page the listing only.
+		for _, name := range []string{"limit", "after"} {
+			if _, ok := c.q[name]; ok {
+				return nil, fmt.Errorf("%w: POST /v1/keys takes no %s (it pages GET /v1/keys)", idforge.ErrInvalidArgument, name)
+			}
+		}
 		return h.createKey(c)
 	}
 	limit, after, err := keysPage(c.q)
