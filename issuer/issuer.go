@@ -738,8 +738,9 @@ func (i *Issuer) Active() []KeyState {
 	for name, e := range m {
 		st := KeyState{Key: idforge.Key{Name: name, Strategy: e.strategy}}
 		if e.alloc != nil {
-			stats := e.alloc.Stats()
-			st.Segment = &stats
+			if stats := e.alloc.Stats(); used(stats) {
+				st.Segment = &stats
+			}
 		}
 		out = append(out, st)
 	}
@@ -750,10 +751,18 @@ func (i *Issuer) Active() []KeyState {
 func (i *Issuer) state(k idforge.Key) KeyState {
 	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy)}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
-		stats := e.alloc.Stats()
-		st.Segment = &stats
+		if stats := e.alloc.Stats(); used(stats) {
+			st.Segment = &stats
+		}
 	}
 	return st
+}
+
+// used reports whether a segment key's allocator has been asked for IDs:
+// a key Refresh set up but nobody used has no state to report, counts in
+// no readiness and exports no metrics, however many such keys there are.
+func used(st segment.Stats) bool {
+	return st.Loads > 0 || st.Waits > 0 || st.Failures > 0 || st.Issued > 0
 }
 
 // Snowflake returns the node's snowflake generator, nil when it has none.

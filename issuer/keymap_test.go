@@ -1,8 +1,13 @@
 package issuer
 
 import (
+	"context"
+	"errors"
 	"strconv"
 	"testing"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/memstore"
 )
 
 func TestKeyMap(t *testing.T) {
@@ -43,5 +48,34 @@ func BenchmarkKeyMapAdd(b *testing.B) {
 	for b.Loop() {
 		m.store("k"+strconv.Itoa(n), &entry{})
 		n++
+	}
+}
+
+// TestUnusedKeysAreNotActive: a key Refresh set up but nobody asked for
+// has no segment state, so it neither shows in Active nor makes the node
+// unavailable while the store is down and the used keys have IDs left.
+func TestUnusedKeysAreNotActive(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	for _, name := range []string{"used", "idle"} {
+		if err := st.CreateKey(ctx, idforge.Key{Name: name, Strategy: idforge.StrategySegment, Step: 100, MaxID: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	iss := New(st, nil, Settings{Logger: quiet})
+	defer iss.Close()
+	if _, err := iss.Next(ctx, "used"); err != nil {
+		t.Fatal(err)
+	}
+	if err := iss.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	active := iss.Active()
+	if len(active) != 2 || active[0].Name != "idle" || active[0].Segment != nil || active[1].Segment == nil {
+		t.Fatalf("Active: %+v; want idle without segment state and used with it", active)
+	}
+	st.Fail(errors.New("down"))
+	if r := iss.Readiness(ctx); r.Status != Degraded || len(r.Keys) != 1 {
+		t.Fatalf("readiness with the store down: %s over %d keys; want degraded over the used key", r.Status, len(r.Keys))
 	}
 }
