@@ -65,10 +65,9 @@ type Issuer struct {
 	snow  *snowflake.Generator
 	set   Settings
 
-	// keys maps names to entries for keys seen in the store. It is copied
-	// on write (keys are added rarely, read on every call), so the read
-	// path is one atomic load and a plain map lookup.
-	keys atomic.Pointer[map[string]*entry]
+	// keys maps names to entries for keys seen in the store: the read
+	// path is one atomic load and a plain map lookup (see keyMap).
+	keys *keyMap
 
 	// serials caches compiled serial templates by name, copied on write
 	// like keys.
@@ -127,23 +126,20 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 	if set.Segment.Logger == nil {
 		set.Segment.Logger = set.Logger
 	}
-	i := &Issuer{store: store, snow: snow, set: set}
+	i := &Issuer{store: store, snow: snow, set: set, keys: newKeyMap()}
 	for _, f := range set.Formats {
 		i.permutes = i.permutes || f.Permute != nil
 	}
-	keys := make(map[string]*entry, len(set.Sources))
 	for name, src := range set.Sources {
-		keys[name] = i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)})
+		i.keys.store(name, i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)}))
 	}
-	i.keys.Store(&keys)
 	i.serials.Store(&map[string]*serialEntry{})
 	return i
 }
 
 // lookup returns the entry of a key seen before.
 func (i *Issuer) lookup(key string) (*entry, bool) {
-	e, ok := (*i.keys.Load())[key]
-	return e, ok
+	return i.keys.load(key)
 }
 
 // errNoSnowflake is returned for snowflake keys when the node has no
@@ -183,7 +179,7 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 			return nil, err
 		}
 	}
-	i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
+	i.keys.store(key, e)
 	return e, nil
 }
 
@@ -222,18 +218,6 @@ func (i *Issuer) withLimit(key string, e *entry) *entry {
 	return e
 }
 
-// setEntriesLocked publishes a changed copy of the key map. Called with mu
-// held.
-func (i *Issuer) setEntriesLocked(change func(map[string]*entry)) {
-	old := *i.keys.Load()
-	next := make(map[string]*entry, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	change(next)
-	i.keys.Store(&next)
-}
-
 // Refresh re-reads the key catalogue, so that changes made by other nodes
 // or by hand reach this node without a restart: new keys are set up, a
 // changed stored step becomes the segment allocator's minimum, and keys
@@ -252,32 +236,34 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 	for _, k := range keys {
 		inStore[k.Name] = k
 	}
-	current := *i.keys.Load()
-	var removed []*entry
-	i.setEntriesLocked(func(m map[string]*entry) {
-		for name, e := range current {
-			if e.strategy == idforge.StrategySource {
-				continue // from the configuration, not the store
-			}
-			k, ok := inStore[name]
-			if !ok || k.Strategy != e.strategy {
-				delete(m, name)
-				removed = append(removed, e)
-				continue
-			}
-			if e.alloc != nil {
-				e.alloc.SetStoredStep(k.Step)
-			}
+	current := i.keys.all()
+	var (
+		removed []*entry
+		drop    []string
+	)
+	for name, e := range current {
+		if e.strategy == idforge.StrategySource {
+			continue // from the configuration, not the store
 		}
-		for name, k := range inStore {
-			if _, ok := current[name]; ok {
-				continue
-			}
-			if e, err := i.newEntry(k); err == nil {
-				m[name] = e
-			}
+		k, ok := inStore[name]
+		if !ok || k.Strategy != e.strategy {
+			drop = append(drop, name)
+			removed = append(removed, e)
+			continue
 		}
-	})
+		if e.alloc != nil {
+			e.alloc.SetStoredStep(k.Step)
+		}
+	}
+	i.keys.remove(drop)
+	for name, k := range inStore {
+		if _, ok := current[name]; ok {
+			continue
+		}
+		if e, err := i.newEntry(k); err == nil {
+			i.keys.store(name, e)
+		}
+	}
 	for _, e := range removed {
 		if e.alloc != nil {
 			i.set.Logger.Info("key removed from the store; dropping it", "key", e.alloc.Key())
@@ -760,13 +746,14 @@ func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
 // Active returns the keys this node has set up, with their live state,
 // without asking the store: cheap enough for every metrics scrape.
 func (i *Issuer) Active() []KeyState {
-	m := *i.keys.Load()
+	m := i.keys.all()
 	out := make([]KeyState, 0, len(m))
 	for name, e := range m {
 		st := KeyState{Key: idforge.Key{Name: name, Strategy: e.strategy}}
 		if e.alloc != nil {
-			stats := e.alloc.Stats()
-			st.Segment = &stats
+			if stats := e.alloc.Stats(); used(stats) {
+				st.Segment = &stats
+			}
 		}
 		out = append(out, st)
 	}
@@ -777,10 +764,18 @@ func (i *Issuer) Active() []KeyState {
 func (i *Issuer) state(k idforge.Key) KeyState {
 	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy)}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
-		stats := e.alloc.Stats()
-		st.Segment = &stats
+		if stats := e.alloc.Stats(); used(stats) {
+			st.Segment = &stats
+		}
 	}
 	return st
+}
+
+// used reports whether a segment key's allocator has been asked for IDs:
+// a key Refresh set up but nobody used has no state to report, counts in
+// no readiness and exports no metrics, however many such keys there are.
+func used(st segment.Stats) bool {
+	return st.Loads > 0 || st.Waits > 0 || st.Failures > 0 || st.Issued > 0
 }
 
 // Snowflake returns the node's snowflake generator, nil when it has none.
@@ -857,7 +852,7 @@ func (i *Issuer) Close() error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, e := range *i.keys.Load() {
+	for _, e := range i.keys.all() {
 		if e.alloc == nil {
 			continue
 		}

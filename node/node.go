@@ -98,6 +98,9 @@ type Settings struct {
 	Plugins []plugin.Config
 	// Logger receives the node's log lines. Nil means slog.Default().
 	Logger *slog.Logger
+	// MetricsPerKey is metrics.Options.PerKey: how many segment keys get
+	// their own series (0 the default, negative none).
+	MetricsPerKey int
 	// Getenv reads the environment variables that secrets name
 	// ("env:VARNAME" in Key.FormatKey and plugin keys). Nil means
 	// os.Getenv.
@@ -178,7 +181,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if s.OpenStore == nil {
 		s.OpenStore = store.Open
 	}
-	n := &Node{log: s.Logger, metrics: metrics.New()}
+	n := &Node{log: s.Logger, metrics: metrics.NewWithOptions(metrics.Options{PerKey: s.MetricsPerKey})}
 	defer func() {
 		if err != nil {
 			n.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -36,6 +37,8 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		},
 		Logger: log,
 		Getenv: getenv,
+		// The config's 0 means none; the node's 0 means the default.
+		MetricsPerKey: cmp.Or(cfg.MetricsPerKey, -1),
 	}
 	for _, kc := range cfg.Keys {
 		k, err := kc.key()

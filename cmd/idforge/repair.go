@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -201,34 +200,41 @@ func readClaimed(ctx context.Context, node, token string, floors map[string]int6
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	base := strings.TrimSuffix(node, "/")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/keys", nil)
-	if err != nil {
+	if _, err := url.Parse(base); err != nil {
 		return usageErr("--from-nodes %q: %v", node, err)
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	// Every page of keys, following next.
+	path := "/v1/keys"
+	for path != "" {
+		var page struct {
+			Keys []claimedKey `json:"keys"`
+			Next string       `json:"next"`
+		}
+		if _, _, _, err := getJSON(ctx, base, path, token, &page); err != nil {
+			return fmt.Errorf("read the claims of node %s: %w", node, err)
+		}
+		if err := addClaimed(node, floors, page.Keys); err != nil {
+			return err
+		}
+		path = ""
+		if page.Next != "" {
+			path = "/v1/keys?after=" + url.QueryEscape(page.Next)
+		}
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("read the claims of node %s: %w", node, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return fmt.Errorf("read the claims of node %s: HTTP %d: %s", node, resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	var keys struct {
-		Keys []struct {
-			Key     string `json:"key"`
-			Segment *struct {
-				ClaimedUpTo string `json:"claimed_up_to"`
-			} `json:"segment"`
-		} `json:"keys"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&keys); err != nil {
-		return fmt.Errorf("read the claims of node %s: %w", node, err)
-	}
-	for _, k := range keys.Keys {
+	return nil
+}
+
+// claimedKey is what readClaimed reads of a key on GET /v1/keys.
+type claimedKey struct {
+	Key     string `json:"key"`
+	Segment *struct {
+		ClaimedUpTo string `json:"claimed_up_to"`
+	} `json:"segment"`
+}
+
+// addClaimed adds one page of a node's keys to floors.
+func addClaimed(node string, floors map[string]int64, keys []claimedKey) error {
+	for _, k := range keys {
 		if k.Segment == nil || k.Segment.ClaimedUpTo == "" {
 			continue
 		}

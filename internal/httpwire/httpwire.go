@@ -14,6 +14,15 @@ import (
 // GET /v1/serials/{name}: param.area=010 fills @{param:area}.
 const SerialParamPrefix = "param."
 
+// GET /v1/keys answers a page of keys at a time, in name order: limit
+// keys (DefaultKeysPage when not given, at most MaxKeysPage) after the
+// key named by the parameter after; the answer's next, when set, is the
+// after of the following page.
+const (
+	DefaultKeysPage = 1000
+	MaxKeysPage     = 10_000
+)
+
 // IDs is the answer of GET /v1/ids/{key}. IDs are strings: decimal by
 // default, so that JavaScript clients lose no precision above 2^53, in
 // the key's format (or ?format=) otherwise, and UUIDs or ULIDs for keys of

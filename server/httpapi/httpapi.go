@@ -7,15 +7,18 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/api"
+	"github.com/idforge/idforge/internal/budget"
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
@@ -34,7 +37,7 @@ var v1Routes = []struct {
 	params           []string
 }{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
-	{"GET,POST", "/v1/keys", (*handler).keys, nil},
+	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
 	{"GET", "/v1/keys/{key}", (*handler).key, nil},
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
@@ -93,6 +96,12 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	}
 	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
 	mux.HandleFunc("/api/segment/get/{key}", h.leafSegment)
+	// The two hot routes skip the mux's matching (see
+	// httpmux.Mux.HandleLast); the patterns above and below answer the
+	// same paths the same way.
+	mux.HandleLast("", "/api/segment/get/", func(w http.ResponseWriter, r *http.Request, key string) {
+		h.leafID(w, r, key, h.iss.NextSegment)
+	})
 	mux.HandleFunc("/api/snowflake/get/{key}", h.leafSnowflake)
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
@@ -101,7 +110,12 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
-		route(rt.methods, rt.pattern, h.v1(rt.serve, rt.params))
+		serve := h.v1(rt.serve, rt.params)
+		route(rt.methods, rt.pattern, serve)
+		if rt.pattern == "/v1/ids/{key}" {
+			fast := h.v1Key(rt.serve, rt.params)
+			mux.HandleLast(rt.methods, "/v1/ids/", fast)
+		}
 	}
 	route("GET", "/healthz", h.healthz)
 	route("GET", "/readyz", h.readyz)
@@ -120,19 +134,25 @@ func (h *handler) badKeyPath(w http.ResponseWriter, r *http.Request) {
 }
 
 // withTimeout bounds a request that may wait on the store.
-func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), h.timeout)
+// The timer starts only if the request has to wait (see budget.Ctx):
+// release the context when the request is answered.
+func (h *handler) withTimeout(r *http.Request) *budget.Ctx {
+	return budget.New(r.Context(), h.timeout)
 }
 
+// textPlain is the Content-Type of a text answer, shared by every
+// answer rather than allocated for each (net/http only reads it).
+var textPlain = []string{"text/plain; charset=utf-8"}
+
 func writeText(w http.ResponseWriter, s string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write([]byte(s))
+	w.Header()["Content-Type"] = textPlain
+	io.WriteString(w, s)
 }
 
 // leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
 // decimal text with 200, anything else non-200.
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	h.leafID(w, r, h.iss.NextSegment)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSegment)
 }
 
 // leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
@@ -144,15 +164,15 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.leafID(w, r, h.iss.NextSnowflake)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSnowflake)
 }
 
-// leafID answers one ID of the path's key from next as Leaf does: plain
-// decimal text with 200, anything else non-200.
-func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(context.Context, string) (int64, error)) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := next(ctx, r.PathValue("key"))
+// leafID answers one ID of key from next as Leaf does: plain decimal
+// text with 200, anything else non-200.
+func (h *handler) leafID(w http.ResponseWriter, r *http.Request, key string, next func(context.Context, string) (int64, error)) {
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
+	id, err := next(ctx, key)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -185,7 +205,7 @@ func (h *handler) ids(c v1Call) (any, error) {
 // order they are checked: the name in the path (a well-formed key name)
 // and the count.
 func issueArgs(c v1Call, path string) (string, int, error) {
-	name := c.r.PathValue(path)
+	name := c.pathValue(path)
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return "", 0, err
 	}
@@ -288,26 +308,67 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 	return out
 }
 
-// keysResponse is the answer of GET /v1/keys.
+// keysResponse is the answer of GET /v1/keys: one page of keys (see
+// httpwire.DefaultKeysPage) and, when more follow, the after of the next.
 type keysResponse struct {
 	Keys      []httpwire.Key `json:"keys"`
 	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
+	Next      string         `json:"next,omitempty"`
 }
 
 // keys serves GET and POST /v1/keys: the keys, or a new one.
 func (h *handler) keys(c v1Call) (any, error) {
 	if c.r.Method == http.MethodPost {
+		// limit and after page the listing only.
+		for _, name := range []string{"limit", "after"} {
+			if _, ok := c.q[name]; ok {
+				return nil, fmt.Errorf("%w: POST /v1/keys takes no %s (it pages GET /v1/keys)", idforge.ErrInvalidArgument, name)
+			}
+		}
 		return h.createKey(c)
+	}
+	limit, after, err := keysPage(c.q)
+	if err != nil {
+		return nil, err
 	}
 	states, err := h.iss.Keys(c.ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp := keysResponse{Keys: make([]httpwire.Key, len(states)), Snowflake: h.snowflakeInfo()}
+	// Keys answers in name order: the page starts past after.
+	from, _ := slices.BinarySearchFunc(states, after, func(k issuer.KeyState, name string) int {
+		if k.Name <= name {
+			return -1
+		}
+		return 1
+	})
+	states = states[from:]
+	resp := keysResponse{Snowflake: h.snowflakeInfo()}
+	if len(states) > limit {
+		states = states[:limit]
+		resp.Next = states[limit-1].Name
+	}
+	resp.Keys = make([]httpwire.Key, len(states))
 	for i, k := range states {
 		resp.Keys[i] = toKeyJSON(k)
 	}
 	return resp, nil
+}
+
+// keysPage reads the limit and after parameters of GET /v1/keys.
+func keysPage(q url.Values) (limit int, after string, err error) {
+	if after, err = queryValue(q, "after"); err != nil {
+		return 0, "", err
+	}
+	s, err := queryValue(q, "limit")
+	if err != nil || s == "" {
+		return httpwire.DefaultKeysPage, after, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > httpwire.MaxKeysPage {
+		return 0, "", fmt.Errorf("%w: limit %q: want a whole number in 1..%d", idforge.ErrInvalidArgument, s, httpwire.MaxKeysPage)
+	}
+	return n, after, nil
 }
 
 func (h *handler) key(c v1Call) (any, error) {
@@ -357,15 +418,23 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyResponse is the answer of GET /readyz.
+// readyResponse is the answer of GET /readyz. Its size does not grow
+// with the number of keys unless the caller asks for them (verbose).
 type readyResponse struct {
 	// Status is "ready", "degraded" (the store is failing but every active
 	// segment key still has buffered IDs) or "unavailable".
 	Status string `json:"status"`
 	// Store is "ok" or the store's error.
 	Store string `json:"store"`
-	// Keys gives, per segment key this node has issued from, the IDs left
-	// and how long they last at the current rate.
+	// SegmentKeys counts the segment keys this node has issued from; of
+	// them, FailingKeys are those whose claims fail and EmptyKeys those
+	// with no IDs buffered.
+	SegmentKeys int `json:"segment_keys"`
+	FailingKeys int `json:"failing_keys,omitempty"`
+	EmptyKeys   int `json:"empty_keys,omitempty"`
+	// Keys gives, with ?verbose=1 only, per segment key this node has
+	// issued from, the IDs left and how long they last at the current
+	// rate.
 	Keys map[string]bufferJSON `json:"keys,omitempty"`
 	// Sources summarises the sequence sources that are not up.
 	Sources map[string]sourceSummary `json:"sources,omitempty"`
@@ -379,18 +448,30 @@ type bufferJSON struct {
 
 // readyz answers 200 while the node can issue: the store answers, or it
 // does not but every active segment key still has IDs buffered
-// ("degraded"); otherwise 503.
+// ("degraded"); otherwise 503. ?verbose=1 adds every key's buffers.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	rd := h.iss.Readiness(ctx)
-	resp := readyResponse{Status: rd.Status, Store: "ok", Keys: map[string]bufferJSON{}}
+	resp := readyResponse{Status: rd.Status, Store: "ok", SegmentKeys: len(rd.Keys)}
 	if rd.StoreErr != nil {
 		resp.Store = rd.StoreErr.Error()
 	}
+	verbose, _ := strconv.ParseBool(r.URL.Query().Get("verbose"))
+	if verbose {
+		resp.Keys = make(map[string]bufferJSON, len(rd.Keys))
+	}
 	for _, k := range rd.Keys {
 		st := k.Segment
-		resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		if st.Failures > 0 {
+			resp.FailingKeys++
+		}
+		if st.Buffered == 0 {
+			resp.EmptyKeys++
+		}
+		if verbose {
+			resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		}
 	}
 	resp.Sources = summarise(rd.Sources)
 	status := http.StatusOK
