@@ -29,7 +29,7 @@ import (
 // timed in the node's metrics.
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
+	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(), Quotas: n.Quotas()}))
 	c := compat.New(n.Issuer(), compat.Options{Logger: log})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
@@ -167,6 +167,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
 	defer stopRefresh()
 	go n.Issuer().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+	go n.Quotas().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

@@ -19,6 +19,7 @@ import (
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/quota"
 )
 
 // maxBodyBytes bounds request bodies.
@@ -28,11 +29,7 @@ const maxBodyBytes = 64 << 10
 // parameters it reads: any other parameter is refused with 400
 // invalid_argument (see checkQuery), so a misspelt one is reported, not
 // ignored.
-var v1Routes = []struct {
-	methods, pattern string
-	serve            func(*handler, v1Call) (any, error)
-	params           []string
-}{
+var v1Routes = append([]v1Route{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
 	{"GET,POST", "/v1/keys", (*handler).keys, nil},
 	{"GET", "/v1/keys/{key}", (*handler).key, nil},
@@ -40,6 +37,13 @@ var v1Routes = []struct {
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
+}, quotaRoutes...)
+
+// v1Route is an endpoint of the JSON API with the query parameters it reads.
+type v1Route struct {
+	methods, pattern string
+	serve            func(*handler, v1Call) (any, error)
+	params           []string
 }
 
 // Options configure the handler.
@@ -51,18 +55,22 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Metrics, when set, is served at GET /metrics.
 	Metrics http.Handler
+	// Quotas, when set, is served under /v1/quotas; without it those
+	// endpoints answer 404.
+	Quotas *quota.Manager
 }
 
 type handler struct {
 	iss     *issuer.Issuer
 	log     *slog.Logger
 	timeout time.Duration
+	qm      *quota.Manager
 }
 
 // New returns the HTTP handler serving iss, and the API's description
 // (api.OpenAPI) at GET /openapi.json.
 func New(iss *issuer.Issuer, opts Options) http.Handler {
-	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout}
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, qm: opts.Quotas}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -87,7 +95,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
 	// A missing key, or one with a '/', reaches these prefixes.
-	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/"} {
+	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/", "/v1/quotas/"} {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
