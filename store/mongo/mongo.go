@@ -39,6 +39,9 @@ const (
 	// SerialsCollection holds one document per serial definition, its
 	// name as _id.
 	SerialsCollection = "idforge_serials"
+	// DefinitionsCollection holds one document per operator's definition
+	// (idforge.DefinitionStore), "<kind>/<name>" as _id.
+	DefinitionsCollection = "idforge_definitions"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Client
@@ -88,6 +91,7 @@ type Store struct {
 	keys    *mongo.Collection // catalogue reads follow the URL's read preference
 	claims  *mongo.Collection // claims and the reads that explain them: the primary
 	serials *mongo.Collection
+	defs    *mongo.Collection
 	name    string // host/database, for messages; no password
 	log     *slog.Logger
 	timeout time.Duration
@@ -111,6 +115,7 @@ var (
 	_ idforge.SegmentReturner = (*Store)(nil)
 	_ idforge.Migrator        = (*Store)(nil)
 	_ idforge.SerialStore     = (*Store)(nil)
+	_ idforge.DefinitionStore = (*Store)(nil)
 )
 
 // Open connects to the server cfg names and returns a Store once it
@@ -144,6 +149,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.keys = s.db.Collection(KeysCollection)
 	s.claims = s.db.Collection(KeysCollection, options.Collection().SetReadPreference(readpref.Primary()))
 	s.serials = s.db.Collection(SerialsCollection)
+	s.defs = s.db.Collection(DefinitionsCollection)
 	if err := s.open(ctx, cfg.ForMigrate, cfg.AllowFerretDB); err != nil {
 		client.Disconnect(context.Background())
 		return nil, err
@@ -211,7 +217,7 @@ func (s *Store) check(ctx context.Context) error {
 
 // Collections are idforge's collections, in the order Migrate creates
 // them.
-var Collections = []string{KeysCollection, SerialsCollection}
+var Collections = []string{KeysCollection, SerialsCollection, DefinitionsCollection}
 
 // missing returns the collections of Collections the database lacks.
 func (s *Store) missing(ctx context.Context) ([]string, error) {

@@ -131,6 +131,7 @@ var (
 	_ idforge.SegmentReturner = (*Store)(nil)
 	_ idforge.Migrator        = (*Store)(nil)
 	_ idforge.SerialStore     = (*Store)(nil)
+	_ idforge.DefinitionStore = (*Store)(nil)
 )
 
 // New returns a Store that serves claims from cfg.Redis in front of
