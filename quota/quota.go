@@ -62,7 +62,7 @@ type Spec struct {
 	// to be asked for.
 	Formats []string `json:"formats,omitempty" toml:"formats"`
 	// Counter is the URL of a per-period counter store shared by every
-	// node (sequence.OpenCounterStore: redis://, sqlrow+mysql://, …),
+	// node (sequence.OpenCounterStore: redis://, mysql://, postgres://, sqlite://, mongodb://),
 	// without its counter parameters. Empty means that each node counts
 	// alone: a cluster of n nodes then allows up to n × Limit.
 	Counter string `json:"counter,omitempty" toml:"counter"`
