@@ -79,6 +79,7 @@ func TestSeqByParamRefused(t *testing.T) {
 		{"@{param:area}@{param:unit}-@{seq:jobs,by=unit,width=5}", "counts apart for each value of unit"},
 		{"@{param:unit,max=125}-@{seq:jobs,by=unit,width=5}", "at most 128"},
 		{"@{param:unit,width=4}-@{seq:jobs,by=u nit}", "by="},
+		{"@{param:unit,width=3,pad=1,chars=digits}@{seq:jobs,by=unit,width=3}", "drop pad="},
 	} {
 		_, err := Parse(ctx, tc.text, Options{Resolver: r})
 		var se *SyntaxError
@@ -96,3 +97,20 @@ func TestSeqByParamRefused(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// in= allows only some values: a unit outside the set creates no counter.
+func TestSeqByParamIn(t *testing.T) {
+	ctx := context.Background()
+	r := &recorder{}
+	tp := mustParse(t, "@{param:unit,width=4,chars=digits,in=6541|6542}-@{seq:jobs,by=unit,width=5}", Options{Resolver: r})
+	if got := mustNext(t, tp, map[string]string{"unit": "6542"}); got != "6542-00001" {
+		t.Fatalf("got %s", got)
+	}
+	_, err := tp.Next(ctx, map[string]string{"unit": "6543"})
+	wantErr(t, err, idforge.ErrInvalidArgument, `"6543" is not one of in=6541|6542`)
+	if len(r.created) != 1 {
+		t.Fatalf("created %v", r.created)
+	}
+	_, err = Parse(ctx, "@{param:unit,width=4,chars=digits,in=6541|65x2}-@{seq:jobs,by=unit,width=5}", Options{Resolver: r})
+	wantErr(t, err, idforge.ErrInvalidArgument, `in=6541|65x2: value "65x2"`)
+}

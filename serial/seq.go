@@ -181,6 +181,9 @@ func (t *Template) linkBy() error {
 		if sp.byParam == nil {
 			return errAt(sp.byCol, "seq:%s,by=%s: the template has no @{param:%s}: the parameter that picks the counter must be shown in the serial (and is checked by it)", sp.name, sp.by, sp.by)
 		}
+		if pp := sp.byParam; pp.pad != 0 {
+			return errAt(sp.byCol, "seq:%s,by=%s: param:%s pads with %c, which its values may hold too (width=%d,pad=%c renders %c and %c%c alike), so two values could share a counter's number in one serial; drop pad=", sp.name, sp.by, sp.by, pp.pad, pp.width, pp.pad, pp.pad, pp.pad, pp.pad)
+		}
 		if l := len(sp.name) + 1 + sp.byParam.max; l > idforge.MaxKeyLen {
 			return errAt(sp.byCol, "seq:%s,by=%s: counter names %s-VALUE would be up to %d characters, at most %d allowed; lower the parameter's max= or width=", sp.name, sp.by, sp.name, l, idforge.MaxKeyLen)
 		}
