@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -50,6 +51,7 @@ type rule struct {
 	spec   Spec
 	period sequence.Period
 	store  sequence.CounterStore
+	broken error // the counter store failed to open: calls fail until a Set opens it
 	mu     sync.Mutex
 	held   map[string]*held // by subject
 }
@@ -62,9 +64,12 @@ type held struct {
 
 // Set makes specs the quotas in force (retired ones are left out),
 // opening each Counter store once. Counts of a quota that stays, with the
-// same definition, are kept. Errors wrap idforge.ErrInvalidArgument for a
-// spec Validate refuses, or are those of a store that failed to open;
-// the quotas in force are then unchanged.
+// same definition, are kept. A spec Validate refuses is an error
+// (wrapping idforge.ErrInvalidArgument) and leaves the quotas in force
+// unchanged. A quota whose counter store fails to open is put in force
+// all the same, failing the calls it applies to (idforge.ErrUnavailable)
+// until a later Set opens it: a quota never lapses because its store is
+// down. Set then returns the opening errors too.
 func (l *Limiter) Set(ctx context.Context, specs []Spec) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,14 +80,17 @@ func (l *Limiter) Set(ctx context.Context, specs []Spec) error {
 		}
 	}
 	var rules []*rule
+	var openErrs []error
+	for _, s := range specs {
+		if err := s.Validate(); err != nil && !s.Retired {
+			return err
+		}
+	}
 	for _, s := range specs {
 		if s.Retired {
 			continue
 		}
-		if err := s.Validate(); err != nil {
-			return err
-		}
-		if r, ok := old[s.Name]; ok && sameSpec(r.spec, s) {
+		if r, ok := old[s.Name]; ok && sameSpec(r.spec, s) && r.broken == nil {
 			rules = append(rules, r)
 			continue
 		}
@@ -91,16 +99,14 @@ func (l *Limiter) Set(ctx context.Context, specs []Spec) error {
 			r.period, _ = sequence.ParsePeriod(s.Per)
 		}
 		if s.Limit > 0 {
-			st, err := l.storeFor(ctx, s)
-			if err != nil {
-				return err
+			if r.store, r.broken = l.storeFor(ctx, s); r.broken != nil {
+				openErrs = append(openErrs, r.broken)
 			}
-			r.store = st
 		}
 		rules = append(rules, r)
 	}
 	l.rules.Store(&rules)
-	return nil
+	return errors.Join(openErrs...)
 }
 
 func sameSpec(a, b Spec) bool {
@@ -259,6 +265,9 @@ func (r *rule) counterName(subject string) string {
 // taking leases from the store until this node holds enough.
 func (r *rule) take(ctx context.Context, now time.Time, subject string, n int64) (take, error) {
 	s := &r.spec
+	if r.broken != nil {
+		return take{}, fmt.Errorf("%w: %v", idforge.ErrUnavailable, r.broken)
+	}
 	stamp := r.period.Stamp(now, time.UTC)
 	r.mu.Lock()
 	defer r.mu.Unlock()

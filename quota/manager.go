@@ -24,9 +24,9 @@ type Manager struct {
 
 // NewManager returns a Manager applying file (the config file's quotas)
 // and, when st implements idforge.DefinitionStore, the quotas stored
-// there, through lim. It validates file and loads the quotas once: errors
-// are those of Refresh, or wrap idforge.ErrInvalidArgument for a bad or
-// repeated file quota.
+// there, through lim. It validates file (errors wrap
+// idforge.ErrInvalidArgument for a bad or repeated file quota) and loads
+// the quotas once, logging what Refresh could not do.
 func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, log *slog.Logger) (*Manager, error) {
 	m := &Manager{lim: lim, log: log}
 	if m.log == nil {
@@ -46,7 +46,10 @@ func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, log *slo
 		m.file = append(m.file, s)
 	}
 	if err := m.Refresh(ctx); err != nil {
-		return nil, err
+		// A store or counter that is down now must not keep the node
+		// from starting: what could be applied is, a quota whose counter
+		// is down fails its calls, and RefreshEvery tries again.
+		m.log.Warn("loading quotas", "err", err)
 	}
 	return m, nil
 }
@@ -155,7 +158,9 @@ func (m *Manager) Retire(ctx context.Context, name string) error {
 }
 
 // Refresh applies the file's quotas and the store's live ones. A stored
-// quota that no longer validates is logged and left out.
+// quota that no longer validates is logged and left out; one whose
+// counter store cannot be opened fails the calls it applies to (see
+// Limiter.Set), and Refresh returns that error.
 func (m *Manager) Refresh(ctx context.Context) error {
 	specs := append([]Spec(nil), m.file...)
 	if m.defs != nil {

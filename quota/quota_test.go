@@ -181,3 +181,17 @@ func TestTwoNodesShareTheQuota(t *testing.T) {
 		}
 	}
 }
+
+// A quota whose counter store cannot be opened is in force all the
+// same: its calls fail (unavailable) rather than pass unlimited.
+func TestBrokenCounterFailsClosed(t *testing.T) {
+	ctx := context.Background()
+	lim := quota.NewLimiter(nil)
+	err := lim.Set(ctx, []quota.Spec{{Name: "q", Limit: 5, Per: "day", Counter: "nosuch://x"}})
+	if err == nil {
+		t.Fatal("Set opened an unknown scheme")
+	}
+	if err := lim.Before(ctx, plugin.Call{Key: "order", Count: 1}); !errors.Is(err, idforge.ErrUnavailable) {
+		t.Fatalf("Before: %v", err)
+	}
+}
