@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -86,7 +85,7 @@ func (a *Admin) Retire(ctx context.Context, kind, name string) (Definition, erro
 // by name.
 func (a *Admin) List(ctx context.Context, kind string) ([]Definition, error) {
 	var out map[string][]map[string]json.RawMessage
-	if err := a.h.do(ctx, http.MethodGet, "/v1/"+kind+"s", nil, &out); err != nil {
+	if err := a.h.send(ctx, http.MethodGet, "/v1/"+kind+"s", nil, &out); err != nil {
 		return nil, err
 	}
 	defs := make([]Definition, 0, len(out[kind+"s"]))
@@ -101,13 +100,11 @@ func (a *Admin) Close() error { return a.h.close() }
 
 func (a *Admin) one(ctx context.Context, method, path string, body []byte) (Definition, error) {
 	var f map[string]json.RawMessage
-	var err error
+	var in any // a nil body is no body, not JSON null
 	if body != nil {
-		err = a.h.do(ctx, method, path, bytes.NewReader(body), &f)
-	} else {
-		err = a.h.do(ctx, method, path, nil, &f)
+		in = json.RawMessage(body)
 	}
-	if err != nil {
+	if err := a.h.send(ctx, method, path, in, &f); err != nil {
 		return Definition{}, err
 	}
 	return toDefinition(f), nil

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,20 +89,29 @@ type httpConn struct {
 // get fetches base+path into out, or returns the node's error answer as
 // an *Error.
 func (h *httpConn) get(ctx context.Context, path string, out any) error {
-	return h.do(ctx, http.MethodGet, path, nil, out)
+	return h.send(ctx, http.MethodGet, path, nil, out)
 }
 
-// do sends a request with body (JSON, or nil) and reads a 200 or 201
-// answer into out, or returns the node's error answer as an *Error.
-func (h *httpConn) do(ctx context.Context, method, path string, body io.Reader, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, h.base+path, body)
+// send makes a request of method to base+path with in as its JSON body
+// (none when nil) and reads a 200 or 201 answer into out, or returns the
+// node's error answer as an *Error.
+func (h *httpConn) send(ctx context.Context, method, path string, in, out any) error {
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("idforge client: %w", err)
+		}
+		reqBody = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, reqBody)
 	if err != nil {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
-	if body != nil {
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
 	if h.auth != "" {
 		req.Header.Set("Authorization", h.auth)
 	}
@@ -110,14 +120,14 @@ func (h *httpConn) do(ctx context.Context, method, path string, body io.Reader, 
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
 	defer resp.Body.Close()
-	answer := io.LimitReader(resp.Body, maxBody)
+	body := io.LimitReader(resp.Body, maxBody)
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return h.errorOf(resp, answer)
+		return h.errorOf(resp, body)
 	}
-	if err := json.NewDecoder(answer).Decode(out); err != nil {
+	if err := json.NewDecoder(body).Decode(out); err != nil {
 		return fmt.Errorf("idforge client: %s: reading the answer to %s %s: %w", h.addr, method, path, err)
 	}
-	io.Copy(io.Discard, answer) // so the connection can be reused
+	io.Copy(io.Discard, body) // so the connection can be reused
 	return nil
 }
 

@@ -331,8 +331,13 @@ func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy
 	if i.set.Plugins.Empty() {
 		return draw()
 	}
-	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
+	format, _ := ctx.Value(formatKey{}).(string)
+	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n, Format: format}, draw)
 }
+
+// formatKey carries the format NextStrings was asked for to the
+// plugins' Call.
+type formatKey struct{}
 
 // drawN draws up to n raw IDs of e. A segment key's allocator hands out
 // only IDs up to e.limit, the most its format and plugins take, and none

@@ -40,6 +40,7 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
@@ -96,6 +97,9 @@ type Settings struct {
 	Serials []idforge.Serial
 	// Plugins run around every issue of IDs (plugin.Build).
 	Plugins []plugin.Config
+	// Quotas are the config file's quotas (package quota); those defined
+	// through the API live in the store. The quota plugin runs first.
+	Quotas []quota.Spec
 	// Logger receives the node's log lines. Nil means slog.Default().
 	Logger *slog.Logger
 	// MetricsPerKey is metrics.Options.PerKey: how many segment keys get
@@ -154,6 +158,7 @@ type Node struct {
 	snow     *snowflake.Generator
 	lease    *worker.Supervisor
 	issuer   *issuer.Issuer
+	quotas   *quota.Manager
 	metrics  *metrics.Metrics
 	closers  []io.Closer // sources, counters, plugin files: closed first to last
 	// pluginList describes the configured plugins (Plugins).
@@ -207,7 +212,12 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if set.Formats, err = keyFormats(s); err != nil {
 		return nil, err
 	}
-	if set.Plugins, err = n.plugins(s); err != nil {
+	lim := quota.NewLimiter(nil)
+	n.closers = append(n.closers, lim)
+	if n.quotas, err = quota.NewManager(ctx, lim, n.store, s.Quotas, s.Logger); err != nil {
+		return nil, err
+	}
+	if set.Plugins, err = n.plugins(s, lim); err != nil {
 		return nil, err
 	}
 	n.pluginList = describePlugins(s.Plugins)
@@ -286,11 +296,11 @@ var _ worker.Target = generator{}
 
 func (g generator) Bind(l worker.Lease) error { return g.Rebind(l.ID(), l.LastTime(), l) }
 
-// plugins builds the configured plugin chain; nil when there is none.
-func (n *Node) plugins(s Settings) (*plugin.Chain, error) {
+// plugins builds the configured plugin chain, behind the quota limiter.
+func (n *Node) plugins(s Settings, lim *quota.Limiter) (*plugin.Chain, error) {
 	env := plugin.Env{Logger: s.Logger, Metrics: n.metrics.Registerer(), Dir: n.dir.Path(),
 		Secret: func(v string) ([]byte, error) { return secret(v, s.Getenv) }}
-	var ps []plugin.Plugin
+	ps := []plugin.Plugin{lim}
 	for _, c := range s.Plugins {
 		p, closer, err := plugin.Build(c, env)
 		if err != nil {
@@ -301,11 +311,11 @@ func (n *Node) plugins(s Settings) (*plugin.Chain, error) {
 		}
 		ps = append(ps, p)
 	}
-	if len(ps) == 0 {
-		return nil, nil
-	}
 	return plugin.NewChain(nil, ps...), nil
 }
+
+// Quotas returns the node's quotas: the config file's and the store's.
+func (n *Node) Quotas() *quota.Manager { return n.quotas }
 
 // Issuer returns the issuer every ID, key and serial goes through.
 func (n *Node) Issuer() *issuer.Issuer { return n.issuer }

@@ -20,6 +20,7 @@ import (
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
@@ -75,6 +76,9 @@ type Config struct {
 	Serials []SerialConfig `toml:"serials"`
 	// Plugins run around every issue of IDs, in Order.
 	Plugins []PluginConfig `toml:"plugins"`
+	// Quotas refuse calls over N IDs per period, close keys or limit
+	// their formats (quota.Spec); more can be defined through the API.
+	Quotas []quota.Spec `toml:"quotas"`
 }
 
 // SourceConfig declares a sequence source: the fields of node.Source,
@@ -470,6 +474,16 @@ func (c *Config) validate() error {
 		if err := plugin.Check(plugin.Config(p)); err != nil {
 			return usageIn(err, "plugins[%d]", i)
 		}
+	}
+	quotas := map[string]bool{}
+	for i, q := range c.Quotas {
+		if err := q.Validate(); err != nil {
+			return usageIn(err, "quotas[%d]", i)
+		}
+		if quotas[q.Name] {
+			return usageErr("quotas[%d]: quota %q declared twice", i, q.Name)
+		}
+		quotas[q.Name] = true
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Keys {

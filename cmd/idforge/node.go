@@ -54,6 +54,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 	for _, pc := range cfg.Plugins {
 		s.Plugins = append(s.Plugins, plugin.Config(pc))
 	}
+	s.Quotas = cfg.Quotas
 	return node.Open(ctx, s)
 }
 

@@ -32,7 +32,7 @@ import (
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := &router{
 		api: httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(),
-			Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Plugins: n.Plugins()}}),
+			Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Plugins: n.Plugins()}, Quotas: n.Quotas()}),
 		compat: compat.New(n.Issuer(), compat.Options{Logger: log}),
 	}
 	for _, p := range compat.Paths() {
@@ -203,6 +203,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
 	defer stopRefresh()
 	go n.Issuer().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+	go n.Quotas().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

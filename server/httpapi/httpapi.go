@@ -22,6 +22,7 @@ import (
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/quota"
 )
 
 // maxBodyBytes bounds request bodies.
@@ -31,11 +32,7 @@ const maxBodyBytes = 64 << 10
 // parameters it reads: any other parameter is refused with 400
 // invalid_argument (see checkQuery), so a misspelt one is reported, not
 // ignored.
-var v1Routes = []struct {
-	methods, pattern string
-	serve            func(*handler, v1Call) (any, error)
-	params           []string
-}{
+var v1Routes = []v1Route{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
 	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
 	{"GET", "/v1/keys/{key}", (*handler).key, nil},
@@ -50,6 +47,16 @@ var v1Routes = []struct {
 	{"GET,DELETE", "/v1/sources/{name}", (*handler).definition, nil},
 	{"GET,POST", "/v1/counters", (*handler).definitions, nil},
 	{"GET,DELETE", "/v1/counters/{name}", (*handler).definition, nil},
+	// Quotas (package quota; quotas.go).
+	{"GET,POST", "/v1/quotas", (*handler).quotas, nil},
+	{"GET,DELETE", "/v1/quotas/{name}", (*handler).quota, nil},
+}
+
+// v1Route is an endpoint of the JSON API with the query parameters it reads.
+type v1Route struct {
+	methods, pattern string
+	serve            func(*handler, v1Call) (any, error)
+	params           []string
 }
 
 // Options configure the handler.
@@ -63,6 +70,9 @@ type Options struct {
 	Metrics http.Handler
 	// Node is what GET /v1/node says about the node besides its sources.
 	Node NodeInfo
+	// Quotas, when set, is served under /v1/quotas; without it those
+	// endpoints answer 404.
+	Quotas *quota.Manager
 }
 
 type handler struct {
@@ -70,12 +80,13 @@ type handler struct {
 	iss     *issuer.Issuer
 	log     *slog.Logger
 	timeout time.Duration
+	qm      *quota.Manager
 }
 
 // New returns the HTTP handler serving iss, and the API's description
 // (api.OpenAPI) at GET /openapi.json.
 func New(iss *issuer.Issuer, opts Options) http.Handler {
-	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, node: opts.Node}
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, node: opts.Node, qm: opts.Quotas}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -106,7 +117,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
 	// A missing key, or one with a '/', reaches these prefixes.
-	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/", "/v1/sources/", "/v1/counters/"} {
+	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/", "/v1/sources/", "/v1/counters/", "/v1/quotas/"} {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {

@@ -21,6 +21,7 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store/memstore"
@@ -57,16 +58,22 @@ func newFixture(t testing.TB) *fixture {
 	if secret, err = secret.WithKey([]byte("a test key, 16+ bytes")); err != nil {
 		t.Fatal(err)
 	}
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"secret": secret}, Segment: segment.Settings{
+	lim := quota.NewLimiter(nil)
+	quotas, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Plugins: plugin.NewChain(nil, lim), Formats: map[string]obfuscate.Format{"secret": secret}, Segment: segment.Settings{
 		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
 		Serials: []idforge.Serial{
 			{Name: "job", Template: "@{param:area,chars=digits,max=4}-@{param:unit,width=4,chars=digits}-@{seq:order,width=5}"},
 		}})
-	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
+	srv := httptest.NewServer(New(iss, Options{Logger: quiet, Quotas: quotas}))
 	t.Cleanup(func() {
 		srv.Close()
 		iss.Close()
 		gen.Close()
+		lim.Close()
 	})
 	return &fixture{store: st, srv: srv}
 }
