@@ -20,7 +20,7 @@ type Quota struct {
 	Description string   `json:"description,omitempty"`
 	// From is "file" or "api"; Retired marks a retired quota. Both are
 	// the server's to say, ignored by Define.
-	From    string `json:"from,omitempty"`
+	Origin  string `json:"origin,omitempty"`
 	Retired bool   `json:"retired,omitempty"`
 }
 
@@ -80,7 +80,7 @@ func (q *Quotas) Get(ctx context.Context, name string) (Quota, error) {
 // a malformed key pattern…), a taken name one wrapping
 // idforge.ErrKeyExists.
 func (q *Quotas) Define(ctx context.Context, s Quota) (Quota, error) {
-	s.From, s.Retired = "", false
+	s.Origin, s.Retired = "", false
 	var out Quota
 	err := q.c.send(ctx, http.MethodPost, "/v1/quotas", s, &out)
 	return out, err

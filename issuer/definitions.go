@@ -48,15 +48,9 @@ const (
 // takes, and Updated is zero).
 type Defined struct {
 	idforge.Definition
-	// Origin is OriginFile or OriginAPI.
+	// Origin is idforge.OriginFile or idforge.OriginAPI.
 	Origin string
 }
-
-// The origins of a Defined.
-const (
-	OriginFile = "file"
-	OriginAPI  = "api"
-)
 
 // errNoDefinitions answers definition calls on an issuer without
 // Definitions (a program that embeds idforge without a node).

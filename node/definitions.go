@@ -278,12 +278,12 @@ func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir st
 		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), stop: make(chan struct{}), done: make(chan struct{})}
 	for _, src := range s.Sources {
 		spec, _ := json.Marshal(src)
-		c.file[KindSource] = append(c.file[KindSource], redacted(issuer.Defined{Origin: issuer.OriginFile,
+		c.file[KindSource] = append(c.file[KindSource], redacted(issuer.Defined{Origin: idforge.OriginFile,
 			Definition: idforge.Definition{Kind: KindSource, Name: src.Name, Spec: string(spec)}}))
 	}
 	for _, ctr := range s.Counters {
 		spec, _ := json.Marshal(ctr)
-		c.file[KindCounter] = append(c.file[KindCounter], redacted(issuer.Defined{Origin: issuer.OriginFile,
+		c.file[KindCounter] = append(c.file[KindCounter], redacted(issuer.Defined{Origin: idforge.OriginFile,
 			Definition: idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}}))
 	}
 	for _, l := range c.file {
@@ -576,7 +576,7 @@ func (c *catalog) Defined(ctx context.Context, kind, name string) (issuer.Define
 	if err != nil {
 		return issuer.Defined{}, idforge.BackendError(err)
 	}
-	return redacted(issuer.Defined{Definition: d, Origin: issuer.OriginAPI}), nil
+	return redacted(issuer.Defined{Definition: d, Origin: idforge.OriginAPI}), nil
 }
 
 // redacted hides the passwords of a definition's URLs, for showing it.
@@ -622,7 +622,7 @@ func (c *catalog) List(ctx context.Context, kind string) ([]issuer.Defined, erro
 			return nil, idforge.BackendError(err)
 		}
 		for _, d := range defs {
-			out = append(out, redacted(issuer.Defined{Definition: d, Origin: issuer.OriginAPI}))
+			out = append(out, redacted(issuer.Defined{Definition: d, Origin: idforge.OriginAPI}))
 		}
 	}
 	slices.SortStableFunc(out, func(a, b issuer.Defined) int { return cmp.Compare(a.Name, b.Name) })

@@ -42,7 +42,7 @@ func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, log *slo
 			return nil, fmt.Errorf("%w: quota %q declared twice", idforge.ErrInvalidArgument, s.Name)
 		}
 		seen[s.Name] = true
-		s.From, s.Retired = "file", false
+		s.Origin, s.Retired = idforge.OriginFile, false
 		m.file = append(m.file, s)
 	}
 	if err := m.Refresh(ctx); err != nil {

@@ -68,9 +68,10 @@ type Spec struct {
 	Counter string `json:"counter,omitempty" toml:"counter"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty" toml:"description"`
-	// From says where the quota was defined: "file" or "api". It is set
+	// Origin says where the quota was defined: idforge.OriginFile or
+	// idforge.OriginAPI. It is set
 	// by Manager and ignored on input.
-	From string `json:"from,omitempty" toml:"-"`
+	Origin string `json:"origin,omitempty" toml:"-"`
 	// Retired marks a quota taken out of service through the API; it
 	// refuses nothing. Set by Manager.
 	Retired bool `json:"retired,omitempty" toml:"-"`
@@ -164,7 +165,7 @@ func (s Spec) Lease() int64 { return min(max(1, s.Limit/64), MaxLease) }
 // Definition returns the quota as a definition to store.
 func (s Spec) Definition() (idforge.Definition, error) {
 	desc := s.Description
-	s.From, s.Retired, s.Description = "", false, ""
+	s.Origin, s.Retired, s.Description = "", false, ""
 	spec, err := json.Marshal(s)
 	if err != nil {
 		return idforge.Definition{}, err
@@ -180,6 +181,6 @@ func FromDefinition(d idforge.Definition) (Spec, error) {
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, fmt.Errorf("%w: quota %q: %v", idforge.ErrInvalidArgument, d.Name, err)
 	}
-	s.Name, s.Description, s.Retired, s.From = d.Name, d.Description, d.Retired, "api"
+	s.Name, s.Description, s.Retired, s.Origin = d.Name, d.Description, d.Retired, idforge.OriginAPI
 	return s, nil
 }

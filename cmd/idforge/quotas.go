@@ -104,7 +104,7 @@ func cmdQuotas(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		if q.Retired {
 			state = "retired"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.Name, orAll(q.Keys), orAll(q.Tokens), rule, q.From, state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", q.Name, orAll(q.Keys), orAll(q.Tokens), rule, q.Origin, state)
 	}
 	return tw.Flush()
 }

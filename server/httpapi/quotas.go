@@ -18,7 +18,7 @@ func (h *handler) quotaManager() (*quota.Manager, error) {
 }
 
 // quotas serves GET /v1/quotas (every quota, the config file's marked
-// "from": "file") and POST /v1/quotas (define one: a quota.Spec).
+// "origin": "file") and POST /v1/quotas (define one: a quota.Spec).
 func (h *handler) quotas(c v1Call) (any, error) {
 	m, err := h.quotaManager()
 	if err != nil {
@@ -29,7 +29,7 @@ func (h *handler) quotas(c v1Call) (any, error) {
 		if err := decodeJSON(c.w, c.r, &s); err != nil {
 			return nil, err
 		}
-		s.From, s.Retired = "api", false
+		s.Origin, s.Retired = idforge.OriginAPI, false
 		return created{s}, m.Define(c.ctx, s)
 	}
 	list, err := m.Quotas(c.ctx)

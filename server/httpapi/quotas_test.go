@@ -38,7 +38,7 @@ func TestQuotas(t *testing.T) {
 	if status, body, _ := f.do(t, "GET", "/v1/ids/order", ""); status != 200 || !strings.Contains(body, `"3"`) {
 		t.Fatalf("the last of the quota: %d %s (the refused call took nothing)", status, body)
 	}
-	if status, body, _ := f.do(t, "GET", "/v1/quotas", ""); status != 200 || !strings.Contains(body, `"name":"orders"`) || !strings.Contains(body, `"from":"api"`) {
+	if status, body, _ := f.do(t, "GET", "/v1/quotas", ""); status != 200 || !strings.Contains(body, `"name":"orders"`) || !strings.Contains(body, `"origin":"api"`) {
 		t.Fatalf("GET: %d %s", status, body)
 	}
 	if status, body, _ := f.do(t, "DELETE", "/v1/quotas/orders", ""); status != 200 || !strings.Contains(body, `"retired":true`) {
