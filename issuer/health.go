@@ -24,6 +24,19 @@ func (i *Issuer) Sources() []SourceStatus {
 			out = append(out, SourceStatus{Name: name, Status: st})
 		}
 	}
+	// Sources defined through the API, once this node has opened them.
+	for name, e := range i.keys.all() {
+		if _, inFile := i.set.Sources[name]; inFile || e.strategy != idforge.StrategySource {
+			continue
+		}
+		var g any = e.gen
+		if b, ok := g.(batch); ok {
+			g = b.Generator
+		}
+		if st, ok := sequence.StatusOf(g); ok {
+			out = append(out, SourceStatus{Name: name, Status: st})
+		}
+	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }

@@ -149,6 +149,9 @@ func TestSourceHealthEjectAndRescue(t *testing.T) {
 		!strings.Contains(body, `"last_error_at":`) {
 		t.Errorf("/v1/health/sources: %s", body)
 	}
+	if _, body := get("/v1/sources/qj"); !strings.Contains(body, `"status":{`) || !strings.Contains(body, `"state":"ejected"`) {
+		t.Errorf("/v1/sources/qj shows no health: %s", body)
+	}
 	_, keys := get("/v1/keys")
 	if !strings.Contains(keys, `"key":"qj","strategy":"source","description":"","health":"degraded","last_error":"`) ||
 		!strings.Contains(keys, `"last_error_at":"`) {

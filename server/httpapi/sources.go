@@ -95,11 +95,27 @@ func (h *handler) definitions(c v1Call) (any, error) {
 	}
 	out := make([]map[string]any, len(defs))
 	for i, d := range defs {
-		if out[i], err = toDefinedJSON(d); err != nil {
+		if out[i], err = h.definedJSON(d); err != nil {
 			return nil, err
 		}
 	}
 	return map[string]any{kind + "s": out}, nil
+}
+
+// definedJSON is toDefinedJSON plus, for a source this node has open
+// that reports its health (compositions, ticket servers), its "status"
+// as GET /v1/health/sources shows it.
+func (h *handler) definedJSON(d issuer.Defined) (map[string]any, error) {
+	out, err := toDefinedJSON(d)
+	if err != nil || d.Kind != issuer.KindSource {
+		return out, err
+	}
+	for _, s := range h.iss.Sources() {
+		if s.Name == d.Name {
+			out["status"] = s.Status
+		}
+	}
+	return out, nil
 }
 
 // definition serves GET and DELETE /v1/sources/{name} and
@@ -119,7 +135,7 @@ func (h *handler) definition(c v1Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return toDefinedJSON(d)
+	return h.definedJSON(d)
 }
 
 // kindOf is the definition kind a /v1/sources… or /v1/counters… path is
