@@ -138,6 +138,9 @@ func TestDefinitionsAcrossNodes(t *testing.T) {
 				a.must(t, 201, "POST", "/v1/sources", `{"name":"`+name+`","description":"d",`+spec[1:])
 			}
 			a.must(t, 201, "POST", "/v1/counters", fmt.Sprintf(`{"name":"daily","url":%q}`, testsvc.Redis(t)+"&period=day"))
+			if node := b.must(t, 200, "GET", "/v1/node", ""); !strings.Contains(node, `"counters":["daily"]`) {
+				t.Errorf("B's /v1/node does not list the counter defined on A: %s", node)
+			}
 			// B has never seen the counter: its template resolves it.
 			b.must(t, 201, "POST", "/v1/serials", `{"name":"waybill","template":"@{date:yyyyMMdd}@{seq:daily,width=5}"}`)
 

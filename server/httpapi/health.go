@@ -61,7 +61,23 @@ func (h *handler) nodeInfo(c v1Call) (any, error) {
 	if info.Plugins == nil {
 		info.Plugins = []string{}
 	}
-	return nodeResponse{NodeInfo: info, Counters: h.iss.Counters(), Sources: h.sourceList()}, nil
+	return nodeResponse{NodeInfo: info, Counters: h.counterNames(c), Sources: h.sourceList()}, nil
+}
+
+// counterNames names the live per-period counters: the configuration's
+// and those defined through the API, when the node serves definitions.
+func (h *handler) counterNames(c v1Call) []string {
+	defs, err := h.iss.ListDefined(c.ctx, issuer.KindCounter)
+	if err != nil {
+		return h.iss.Counters()
+	}
+	names := []string{}
+	for _, d := range defs {
+		if !d.Retired {
+			names = append(names, d.Name)
+		}
+	}
+	return names
 }
 
 // sourceSummary is an unhealthy source in /readyz: kept small, the
