@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/periodic"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
@@ -276,21 +277,11 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 // RefreshEvery calls Refresh every interval until ctx ends, logging
 // failures (the node keeps serving what it knows).
 func (i *Issuer) RefreshEvery(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, interval)
-		err := i.Refresh(rctx)
-		cancel()
-		if err != nil && !errors.Is(err, idforge.ErrClosed) {
+	periodic.Run(ctx, interval, i.Refresh, func(err error) {
+		if !errors.Is(err, idforge.ErrClosed) {
 			i.set.Logger.Warn("refreshing keys from the store failed", "err", err)
 		}
-	}
+	})
 }
 
 // Next returns one ID for key.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/periodic"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/sequence/compose"
@@ -186,8 +187,8 @@ type catalog struct {
 	mu     sync.Mutex
 	opened map[string]*opened // by kind + "/" + name
 	closed bool
-	stop   chan struct{}
-	done   chan struct{}
+	stop   context.CancelFunc // ends the re-check
+	done   chan struct{}      // closed when the re-check has ended
 }
 
 // opened is a definition from the store that this node opened.
@@ -275,7 +276,7 @@ func Catalog(st idforge.Store, s Settings) interface {
 func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir string) *catalog {
 	c := &catalog{st: st, log: cmp.Or(s.Logger, slog.Default()), metrics: m, countersDir: countersDir,
 		file: map[string][]issuer.Defined{}, opened: map[string]*opened{},
-		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), stop: make(chan struct{}), done: make(chan struct{})}
+		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), done: make(chan struct{})}
 	for _, src := range s.Sources {
 		spec, _ := json.Marshal(src)
 		c.file[KindSource] = append(c.file[KindSource], redacted(issuer.Defined{Origin: idforge.OriginFile,
@@ -289,7 +290,12 @@ func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir st
 	for _, l := range c.file {
 		slices.SortFunc(l, func(a, b issuer.Defined) int { return cmp.Compare(a.Name, b.Name) })
 	}
-	go c.recheckEvery()
+	ctx, stop := context.WithCancel(context.Background())
+	c.stop = stop
+	go func() {
+		defer close(c.done)
+		periodic.Run(ctx, c.recheck, c.recheckOnce, nil)
+	}()
 	return c
 }
 
@@ -629,24 +635,11 @@ func (c *catalog) List(ctx context.Context, kind string) ([]issuer.Defined, erro
 	return out, nil
 }
 
-// recheckEvery re-reads the store's definitions of the kinds this node
-// has opened, every recheck, and stops those retired meanwhile.
-func (c *catalog) recheckEvery() {
-	defer close(c.done)
-	t := time.NewTicker(c.recheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stop:
-			return
-		case <-t.C:
-		}
-		c.recheckOnce()
-	}
-}
-
-// recheckOnce is one round of recheckEvery.
-func (c *catalog) recheckOnce() {
+// recheckOnce re-reads the store's definitions of the kinds this node
+// has opened, and stops those retired meanwhile; the catalog runs it
+// every recheck. It logs its failures itself: the node serves what it
+// knows.
+func (c *catalog) recheckOnce(ctx context.Context) error {
 	c.mu.Lock()
 	kinds := map[string]bool{}
 	for _, o := range c.opened {
@@ -657,12 +650,10 @@ func (c *catalog) recheckOnce() {
 	c.mu.Unlock()
 	ds, err := c.store()
 	if err != nil {
-		return
+		return nil
 	}
 	for kind := range kinds {
-		ctx, cancel := context.WithTimeout(context.Background(), c.recheck)
 		defs, err := ds.Definitions(ctx, kind)
-		cancel()
 		if err != nil {
 			c.log.Warn("re-reading definitions from the store failed; serving what this node knows", "kind", kind, "err", err)
 			continue
@@ -673,6 +664,7 @@ func (c *catalog) recheckOnce() {
 			}
 		}
 	}
+	return nil
 }
 
 // Close stops the re-check and closes every opened definition.
@@ -683,7 +675,7 @@ func (c *catalog) Close() error {
 		return nil
 	}
 	c.closed = true
-	close(c.stop)
+	c.stop()
 	all := c.opened
 	c.opened = map[string]*opened{}
 	c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/periodic"
 )
 
 // Manager keeps the quotas of a node: those of the config file and those
@@ -186,16 +187,5 @@ func (m *Manager) Refresh(ctx context.Context) error {
 // RefreshEvery calls Refresh every interval until ctx ends, logging
 // failures, so that quotas defined on other nodes apply here.
 func (m *Manager) RefreshEvery(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := m.Refresh(ctx); err != nil {
-				m.log.Warn("refreshing quotas", "err", err)
-			}
-		}
-	}
+	periodic.Run(ctx, interval, m.Refresh, func(err error) { m.log.Warn("refreshing quotas", "err", err) })
 }
