@@ -1,6 +1,7 @@
 package issuer
 
 import (
+	"maps"
 	"sync"
 	"sync/atomic"
 )
@@ -74,28 +75,23 @@ func (m *keyMap) remove(names []string) {
 func (m *keyMap) all() map[string]*entry {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.mergedLocked()
+}
+
+// mergedLocked returns read and recent merged into a new map. Called with
+// mu held.
+func (m *keyMap) mergedLocked() map[string]*entry {
 	read := *m.read.Load()
 	out := make(map[string]*entry, len(read)+len(m.recent))
-	for k, v := range read {
-		out[k] = v
-	}
-	for k, v := range m.recent {
-		out[k] = v
-	}
+	maps.Copy(out, read)
+	maps.Copy(out, m.recent)
 	return out
 }
 
 // publishLocked publishes read and recent merged, without the names in
 // drop. Called with mu held.
 func (m *keyMap) publishLocked(drop []string) {
-	read := *m.read.Load()
-	next := make(map[string]*entry, len(read)+len(m.recent))
-	for k, v := range read {
-		next[k] = v
-	}
-	for k, v := range m.recent {
-		next[k] = v
-	}
+	next := m.mergedLocked()
 	for _, k := range drop {
 		delete(next, k)
 	}
