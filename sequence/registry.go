@@ -71,13 +71,15 @@ func CounterSchemes() []Scheme { return counters.Schemes() }
 // URL does not parse, its scheme is unknown (the message lists the known
 // ones) or a parameter is wrong. Errors never contain the URL's password.
 func Open(ctx context.Context, rawURL string) (Source, error) {
-	u, open, err := sources.Lookup(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	src, err := open(ctx, u)
-	if err != nil {
-		return nil, sources.Wrap(u, err)
-	}
-	return src, nil
+	return registry.Open(sources, rawURL, func(u *url.URL, open Opener) (Source, error) { return open(ctx, u) })
+}
+
+// OpenCounterStore opens the bare CounterStore rawURL names, for callers
+// that count under names of their own (such as quotas shared by a
+// cluster) rather than through one Counter: the URL's query holds only
+// the store's own parameters, and name is used in errors and to prepare
+// the store. Close the store when it implements io.Closer. Errors are as
+// for OpenCounter.
+func OpenCounterStore(ctx context.Context, rawURL, name string) (CounterStore, error) {
+	return registry.Open(counters, rawURL, func(u *url.URL, open CounterOpener) (CounterStore, error) { return open(ctx, u, name) })
 }

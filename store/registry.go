@@ -54,18 +54,10 @@ func Open(ctx context.Context, rawURL string, opts Options) (idforge.Store, erro
 
 // open is Open on registry r.
 func open(ctx context.Context, r *registry.Registry[Opener], rawURL string, opts Options) (idforge.Store, error) {
-	u, opener, err := r.Lookup(rawURL)
-	if err != nil {
-		return nil, err
-	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	st, err := opener(ctx, u, opts)
-	if err != nil {
-		return nil, r.Wrap(u, err)
-	}
-	return st, nil
+	return registry.Open(r, rawURL, func(u *url.URL, open Opener) (idforge.Store, error) { return open(ctx, u, opts) })
 }
 
 // Names returns the registered schemes in sorted order.

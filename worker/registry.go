@@ -56,13 +56,5 @@ func Open(ctx context.Context, spec string, opts Options) (Provider, error) {
 	if n, err := strconv.ParseInt(spec, 10, 64); err == nil {
 		return Static(n), nil
 	}
-	u, open, err := providers.Lookup(spec)
-	if err != nil {
-		return nil, err
-	}
-	p, err := open(ctx, u, opts)
-	if err != nil {
-		return nil, providers.Wrap(u, err)
-	}
-	return p, nil
+	return registry.Open(providers, spec, func(u *url.URL, open Opener) (Provider, error) { return open(ctx, u, opts) })
 }

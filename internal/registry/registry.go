@@ -126,6 +126,22 @@ func (r *Registry[T]) Lookup(rawURL string) (*url.URL, T, error) {
 		idforge.ErrInvalidArgument, r.what, dsn.Redacted(u), u.Scheme, known)
 }
 
+// Open looks rawURL's scheme up in r and calls with its URL and opener,
+// wrapping call's error as Wrap does: the one way every registry opens
+// what a URL names.
+func Open[T, R any](r *Registry[T], rawURL string, call func(u *url.URL, open T) (R, error)) (R, error) {
+	u, open, err := r.Lookup(rawURL)
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	v, err := call(u, open)
+	if err != nil {
+		return v, r.Wrap(u, err)
+	}
+	return v, nil
+}
+
 // Wrap returns the error of the opener of u's scheme, which the opener
 // wrote without naming the registry or the scheme: "store mysql: …".
 func (r *Registry[T]) Wrap(u *url.URL, err error) error {
