@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -18,6 +17,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/periodic"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/sequence/compose"
@@ -69,7 +69,7 @@ func (s Source) MarshalJSON() ([]byte, error) {
 // errors, wrapping idforge.ErrInvalidArgument as every error here does.
 func (s *Source) UnmarshalJSON(b []byte) error {
 	var j sourceJSON
-	if err := strictJSON(b, &j); err != nil {
+	if err := strictjson.Decode(b, &j, "definition"); err != nil {
 		return err
 	}
 	out := Source{Name: s.Name, URL: j.URL, Balance: j.Balance, SlowCount: j.SlowCount, Expand: j.Expand}
@@ -103,23 +103,10 @@ func (c Counter) MarshalJSON() ([]byte, error) { return json.Marshal(counterJSON
 // UnmarshalJSON reads what MarshalJSON writes; unknown fields are errors.
 func (c *Counter) UnmarshalJSON(b []byte) error {
 	var j counterJSON
-	if err := strictJSON(b, &j); err != nil {
+	if err := strictjson.Decode(b, &j, "definition"); err != nil {
 		return err
 	}
 	c.URL = j.URL
-	return nil
-}
-
-// strictJSON decodes one JSON object into v, refusing unknown fields.
-func strictJSON(b []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: definition: %v", idforge.ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: definition: more than one JSON value", idforge.ErrInvalidArgument)
-	}
 	return nil
 }
 

@@ -860,32 +860,6 @@ func TestDuplicateJSONFields(t *testing.T) {
 	}
 }
 
-func TestCheckDuplicateFields(t *testing.T) {
-	for body, dup := range map[string]string{
-		`{"a":1,"b":2}`:                   "",
-		`{"a":{"x":1},"b":{"x":1}}`:       "", // the same name in two objects
-		`[{"a":1},{"a":1}]`:               "",
-		`{"a":[1,{"b":1,"c":[]}],"c":{}}`: "",
-		`{"a":1,"a":2}`:                   "a",
-		`{"a":{"x":1,"x":2}}`:             "x",
-		`{"a":[{"y":1,"y":2}]}`:           "y",
-		`{"a":{},"b":[],"a":0}`:           "a",
-		`{"ǅ":1,"ǆ":2}`:                   "ǆ", // folded like encoding/json
-		`{"a":1}{"a":1,"a":1}`:            "",  // only the first value; the rest is refused elsewhere
-		`{"a":1,"a"`:                      "a",
-		`{"a":`:                           "",
-		`not json`:                        "",
-	} {
-		err := checkDuplicateFields([]byte(body))
-		switch {
-		case dup == "" && err != nil:
-			t.Errorf("%s: %v, want no error", body, err)
-		case dup != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), strconv.Quote(dup))):
-			t.Errorf("%s: %v, want ErrInvalidArgument naming %q", body, err, dup)
-		}
-	}
-}
-
 // TestKeysPages: GET /v1/keys answers a page at a time, in name order,
 // with next naming where the following page starts.
 func TestKeysPages(t *testing.T) {

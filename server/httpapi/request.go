@@ -1,9 +1,7 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,9 +9,9 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // The /v1 API is strict about what a request holds, so that a misspelt
@@ -173,73 +171,5 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		}
 		return fmt.Errorf("%w: reading the request body: %v", idforge.ErrInvalidArgument, err)
 	}
-	if err := checkDuplicateFields(body); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: request body: %v", idforge.ErrInvalidArgument, err)
-	}
-	if dec.More() {
-		return fmt.Errorf("%w: request body holds more than one JSON value", idforge.ErrInvalidArgument)
-	}
-	return nil
-}
-
-// checkDuplicateFields reports an error wrapping idforge.ErrInvalidArgument
-// when an object in the first JSON value of body, at any depth, holds two
-// fields whose names encoding/json would take for the same one. Malformed
-// JSON passes: the decoding that follows reports it with its position.
-func checkDuplicateFields(body []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	// One entry per open object or array, innermost last: the names an
-	// object has held (nil for an array), and whether its next token is
-	// a field name rather than a field's value.
-	type level struct {
-		names      map[string]bool
-		expectName bool
-	}
-	var open []level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		if n := len(open); n > 0 && open[n-1].expectName && tok != json.Delim('}') {
-			name, _ := tok.(string)
-			folded := foldFieldName(name)
-			if open[n-1].names[folded] {
-				return fmt.Errorf("%w: request body: field %q given twice", idforge.ErrInvalidArgument, name)
-			}
-			open[n-1].names[folded] = true
-			open[n-1].expectName = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			open = append(open, level{names: map[string]bool{}, expectName: true})
-			continue
-		case json.Delim('['):
-			open = append(open, level{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			open = open[:len(open)-1]
-		}
-		// A value ended: the object holding it expects a name next, and
-		// at the top level the first value is all there is to check.
-		if len(open) == 0 {
-			return nil
-		}
-		if open[len(open)-1].names != nil {
-			open[len(open)-1].expectName = true
-		}
-	}
-}
-
-// foldFieldName maps a JSON field name to the form under which
-// encoding/json takes two names for the same field: each letter folded to
-// one case, so that "key", "Key" and "KEY" meet.
-func foldFieldName(name string) string {
-	return strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, name)
+	return strictjson.Decode(body, v, "request body")
 }
