@@ -206,8 +206,8 @@ type Allocator struct {
 	keyMin    int64    // the key's own bounds (SetBounds); 0: Settings'
 	keyMax    int64
 	retired   error // set by Retire: what every later call answers
-	lastStep  int64    // length of the newest claimed segment
-	prevLen   int64    // length of the segment before cur
+	lastStep  int64 // length of the newest claimed segment
+	prevLen   int64 // length of the segment before cur
 	prevStart time.Time
 	highWater int64 // end of the newest segment ever claimed
 	// backwards is set, for good, when the store handed out a range
