@@ -84,6 +84,9 @@ type entry struct {
 	gen      idforge.BatchGenerator // keys of int64 IDs
 	str      timeid.Generator       // uuidv7 and ulid keys
 	alloc    *segment.Allocator     // segment keys only
+	// retired, when set, is what the key answers: it was retired
+	// (RetireKey), and nothing else of the entry is set.
+	retired error
 	// limit is the largest raw ID the key can issue through its stages
 	// (its format's permutation, plugins that permute), limitBy what sets
 	// it; math.MaxInt64 and "" when only int64 bounds it. See limitOf.
@@ -124,6 +127,15 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 		set.Segment.Logger = set.Logger
 	}
 	i := &Issuer{store: store, snow: snow, set: set}
+	if i.definitions() != nil {
+		also := set.Segment.Check
+		i.set.Segment.Check = func(ctx context.Context, key string) error {
+			if err := i.checkClaim(ctx, key); err != nil || also == nil {
+				return err
+			}
+			return also(ctx, key)
+		}
+	}
 	for _, f := range set.Formats {
 		i.permutes = i.permutes || f.Permute != nil
 	}
@@ -151,6 +163,9 @@ var errNoSnowflake = fmt.Errorf("%w: this node runs no snowflake generator", idf
 // a restart.
 func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if e, ok := i.lookup(key); ok {
+		if e.retired != nil {
+			return nil, e.retired
+		}
 		return e, nil
 	}
 	if err := idforge.ValidateKeyName(key); err != nil {
@@ -160,19 +175,23 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	def := i.keyDefOrNone(ctx, key)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
 		return nil, idforge.ErrClosed
 	}
-	if e, ok := i.lookup(key); ok {
-		return e, nil
+	e, ok := i.lookup(key)
+	if !ok {
+		if e, err = i.newEntry(k); err != nil {
+			return nil, err
+		}
+		e = applyKeyDef(key, e, def)
+		i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
 	}
-	e, err := i.newEntry(k)
-	if err != nil {
-		return nil, err
+	if e.retired != nil {
+		return nil, e.retired
 	}
-	i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
 	return e, nil
 }
 
@@ -225,13 +244,16 @@ func (i *Issuer) setEntriesLocked(change func(map[string]*entry)) {
 
 // Refresh re-reads the key catalogue, so that changes made by other nodes
 // or by hand reach this node without a restart: new keys are set up, a
-// changed stored step becomes the segment allocator's minimum, and keys
-// removed from the store are dropped (their allocators closed).
+// changed stored step becomes the segment allocator's minimum, a key's own
+// bounds (UpdateKey) apply, retired keys (RetireKey) stop issuing (their
+// buffered segments dropped), and keys removed from the store are dropped
+// (their allocators closed).
 func (i *Issuer) Refresh(ctx context.Context) error {
 	keys, err := i.store.Keys(ctx)
 	if err != nil {
 		return err
 	}
+	defs := i.keyDefs(ctx)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
@@ -257,13 +279,14 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 			if e.alloc != nil {
 				e.alloc.SetStoredStep(k.Step)
 			}
+			m[name] = applyKeyDef(name, e, defs[name])
 		}
 		for name, k := range inStore {
 			if _, ok := current[name]; ok {
 				continue
 			}
 			if e, err := i.newEntry(k); err == nil {
-				m[name] = e
+				m[name] = applyKeyDef(name, e, defs[name])
 			}
 		}
 	})
@@ -668,8 +691,14 @@ func CheckKey(k idforge.Key, format *obfuscate.Format, plugins ...plugin.Width) 
 
 // CreateKey adds a key to the store; see CheckKey for the rules, applied
 // with the key's configured format and the plugins that apply to it.
+//
+// The name of a retired key (RetireKey) is refused with an error wrapping
+// idforge.ErrKeyExists that says so.
 func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := CheckKey(k, i.formatOf(k.Name), i.set.Plugins.Widths(k.Name)...); err != nil {
+		return err
+	}
+	if err := i.refuseRetiredName(ctx, k.Name); err != nil {
 		return err
 	}
 	if err := i.store.CreateKey(ctx, k); err != nil {
@@ -707,6 +736,11 @@ type KeyState struct {
 	Format string
 	// Plugins names the plugins run around the key's issues, in order.
 	Plugins []string
+	// Retired says that the key was retired (RetireKey).
+	Retired bool
+	// Bounds are the key's own adaptive-step bounds (UpdateKey); zero
+	// values fall back to the node's.
+	Bounds KeyBounds
 }
 
 // storeErr passes on a store's failure as idforge.BackendError does: one
@@ -720,9 +754,10 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	defs := i.keyDefs(ctx)
 	out := make([]KeyState, len(keys), len(keys)+len(i.set.Sources))
 	for n, k := range keys {
-		out[n] = i.state(k)
+		out[n] = i.state(k, defs[k.Name])
 	}
 	for name := range i.set.Sources {
 		out = append(out, KeyState{Key: idforge.Key{Name: name, Strategy: idforge.StrategySource}})
@@ -741,7 +776,7 @@ func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
 	if err != nil {
 		return KeyState{}, storeErr(err)
 	}
-	return i.state(k), nil
+	return i.state(k, i.keyDefOrNone(ctx, name)), nil
 }
 
 // Active returns the keys this node has set up, with their live state,
@@ -761,8 +796,8 @@ func (i *Issuer) Active() []KeyState {
 	return out
 }
 
-func (i *Issuer) state(k idforge.Key) KeyState {
-	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy)}
+func (i *Issuer) state(k idforge.Key, def keyDef) KeyState {
+	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy), Retired: def.retired, Bounds: def.bounds}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
 		stats := e.alloc.Stats()
 		st.Segment = &stats
