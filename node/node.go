@@ -183,7 +183,14 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if n.store, err = s.OpenStore(ctx, n.storeURL, store.Options{DataDir: n.dir.Path(), Logger: s.Logger}); err != nil {
 		return nil, err
 	}
-	if err := n.openSnowflake(ctx, s); err != nil {
+	layout, err := snowflake.ParseLayout(cmp.Or(s.Layout, "twitter"))
+	if err != nil {
+		return nil, err
+	}
+	if err := n.checkFingerprints(ctx, s, layout); err != nil {
+		return nil, err
+	}
+	if err := n.openSnowflake(ctx, s, layout); err != nil {
 		return nil, err
 	}
 	set := issuer.Settings{Logger: s.Logger, Serials: s.Serials, Segment: s.Segment}
@@ -223,11 +230,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 
 // openSnowflake acquires a worker ID for the layout, builds the generator
 // on it and starts supervising the lease.
-func (n *Node) openSnowflake(ctx context.Context, s Settings) (err error) {
-	layout, err := snowflake.ParseLayout(cmp.Or(s.Layout, "twitter"))
-	if err != nil {
-		return err
-	}
+func (n *Node) openSnowflake(ctx context.Context, s Settings, layout snowflake.Layout) (err error) {
 	n.provider, err = worker.Open(ctx, s.Worker, worker.Options{DataDir: n.dir.Path(), Logger: s.Logger, Owner: s.Owner})
 	if err != nil {
 		return err

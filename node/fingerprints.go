@@ -1,0 +1,82 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/internal/fingerprint"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/snowflake"
+)
+
+// checkFingerprints refuses to start a node whose configuration changed,
+// since its first use, in a way that can repeat values (see package
+// internal/fingerprint): the snowflake layout, a balanced source's
+// members or their order, an expansion's bits, a key's format or its
+// secret, a format removed from a key that still issues. What is used
+// for the first time is recorded. A store that keeps no definitions
+// checks nothing.
+func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowflake.Layout) error {
+	ds, ok := n.store.(idforge.DefinitionStore)
+	if !ok {
+		n.log.Warn("the store keeps no definitions: changes to the layout, sources and key formats that could repeat values are not guarded")
+		return nil
+	}
+	if err := fingerprint.Check(ctx, ds, fingerprint.Layout(layout.String())); err != nil {
+		return err
+	}
+	for _, sc := range s.Sources {
+		if err := fingerprint.Check(ctx, ds, fingerprint.Source(sc.Name, sc.Balance, sc.Expand)); err != nil {
+			return errctx.In(err, "source %q", sc.Name)
+		}
+	}
+	formatted := map[string]bool{}
+	for _, k := range s.Keys {
+		if k.Format == "" {
+			continue
+		}
+		formatted[k.Name] = true
+		f, err := obfuscate.ParseFormat(k.Format)
+		if err != nil {
+			return errctx.In(err, "key %q", k.Name)
+		}
+		var key []byte
+		if f.Bits() > 0 {
+			if key, err = secret(k.FormatKey, s.Getenv); err != nil {
+				return errctx.In(err, "key %q: format_key", k.Name)
+			}
+		}
+		if err := fingerprint.Check(ctx, ds, fingerprint.Format(k.Name, f.String(), key)); err != nil {
+			return errctx.In(err, "key %q", k.Name)
+		}
+	}
+	// A key whose format was removed while it still issues shows its raw
+	// IDs, which can equal the permuted ones it showed before.
+	recorded, err := ds.Definitions(ctx, fingerprint.Kind)
+	if err != nil {
+		return err
+	}
+	for _, d := range recorded {
+		key, ok := strings.CutPrefix(d.Name, fingerprint.KindFormat+"/")
+		if !ok || formatted[key] || !n.stillIssues(ctx, ds, key) {
+			continue
+		}
+		if err := fingerprint.Absent(ctx, ds, fingerprint.Format(key, "", nil)); err != nil {
+			return errctx.In(err, "key %q", key)
+		}
+	}
+	return nil
+}
+
+// stillIssues reports whether key is in the store and not retired.
+func (n *Node) stillIssues(ctx context.Context, ds idforge.DefinitionStore, key string) bool {
+	if _, err := n.store.Key(ctx, key); errors.Is(err, idforge.ErrUnknownKey) {
+		return false
+	}
+	d, err := ds.Definition(ctx, issuer.KindKey, key)
+	return err != nil || !d.Retired
+}
