@@ -30,7 +30,9 @@ func TestFingerprintGuard(t *testing.T) {
 	base := func() Settings {
 		return Settings{
 			DataDir: filepath.Join(dir, "node"), Logger: quiet, Layout: "twitter",
-			Getenv: func(v string) string { return map[string]string{"K1": "a secret of 16+ bytes", "K2": "another secret, 16+ bytes"}[v] },
+			Getenv: func(v string) string {
+				return map[string]string{"K1": "a secret of 16+ bytes", "K2": "another secret, 16+ bytes"}[v]
+			},
 			Sources: []Source{
 				{Name: "bal", Balance: []string{member("a.db"), member("b.db")}},
 				{Name: "exp", URL: member("c.db"), Expand: 4},
@@ -66,7 +68,9 @@ func TestFingerprintGuard(t *testing.T) {
 			s.Sources[0].Balance = []string{member("a.db"), member("b.db"), member("c2.db"), member("d.db")}
 		}, []string{"balanced over 4 members"}},
 		{"expansion bits", func(s *Settings) { s.Sources[1].Expand = 3 }, []string{`source "exp"`, "expanded by 4 bits", "expanded by 3 bits"}},
-		{"balanced instead of single", func(s *Settings) { s.Sources[1].URL, s.Sources[1].Balance = "", []string{member("c.db"), member("e.db")} }, []string{`source "exp"`}},
+		{"balanced instead of single", func(s *Settings) {
+			s.Sources[1].URL, s.Sources[1].Balance = "", []string{member("c.db"), member("e.db")}
+		}, []string{`source "exp"`}},
 		{"format secret", func(s *Settings) { s.Keys[0].FormatKey = "env:K2" }, []string{`format "hidden"`, "with its secret", "format_key"}},
 		{"format bits", func(s *Settings) { s.Keys[0].Format = "feistel:bits=41+base62:min=7" }, []string{`format "hidden"`, "bits=41"}},
 		{"format removed", func(s *Settings) { s.Keys[0].Format, s.Keys[0].FormatKey = "", "" }, []string{`format "hidden"`, "no format"}},
