@@ -31,7 +31,8 @@
 //     node (owner, logger, clock, cache) and the Redis and SQL lease flow.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
-//     of; store/mongo (MongoDB, single-document atomic updates);
+//     of, store/sqlpool the pool, timeout and retry settings of the
+//     SQL server stores; store/mongo (MongoDB, single-document atomic updates);
 //     store/redis (Redis in front of one of them); store/memstore for
 //     tests; store/storetest the conformance suite every backend runs.
 //   - issuer: routes a key to its strategy, applies formats and plugins;

@@ -31,6 +31,11 @@
 //
 //	{_id: "order-no", template: "…", time_zone: "Asia/Shanghai", description: "…", update_time: ISODate(…)}
 //
+// and idforge_definitions one per operator's definition
+// (idforge.DefinitionStore), "<kind>/<name>" as _id:
+//
+//	{_id: "source/daily", kind: "source", name: "daily", spec: "{…}", retired: false, update_time: ISODate(…)}
+//
 // A name is unique because it is the _id: MongoDB keeps a unique index on
 // _id in every collection, and it cannot be dropped, so no index of
 // idforge's can go missing. `idforge migrate` creates the two

@@ -19,6 +19,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -39,6 +40,9 @@ const (
 	// SerialsCollection holds one document per serial definition, its
 	// name as _id.
 	SerialsCollection = "idforge_serials"
+	// DefinitionsCollection holds one document per operator's definition
+	// (idforge.DefinitionStore), "<kind>/<name>" as _id.
+	DefinitionsCollection = "idforge_definitions"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Client
@@ -88,6 +92,7 @@ type Store struct {
 	keys    *mongo.Collection // catalogue reads follow the URL's read preference
 	claims  *mongo.Collection // claims and the reads that explain them: the primary
 	serials *mongo.Collection
+	defs    *mongo.Collection
 	name    string // host/database, for messages; no password
 	log     *slog.Logger
 	timeout time.Duration
@@ -106,12 +111,7 @@ type Store struct {
 	closeErr  error
 }
 
-var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // Open connects to the server cfg names and returns a Store once it
 // answers and the database has KeysCollection (or cfg.ForMigrate is set).
@@ -144,6 +144,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.keys = s.db.Collection(KeysCollection)
 	s.claims = s.db.Collection(KeysCollection, options.Collection().SetReadPreference(readpref.Primary()))
 	s.serials = s.db.Collection(SerialsCollection)
+	s.defs = s.db.Collection(DefinitionsCollection)
 	if err := s.open(ctx, cfg.ForMigrate, cfg.AllowFerretDB); err != nil {
 		client.Disconnect(context.Background())
 		return nil, err
@@ -211,7 +212,7 @@ func (s *Store) check(ctx context.Context) error {
 
 // Collections are idforge's collections, in the order Migrate creates
 // them.
-var Collections = []string{KeysCollection, SerialsCollection}
+var Collections = []string{KeysCollection, SerialsCollection, DefinitionsCollection}
 
 // missing returns the collections of Collections the database lacks.
 func (s *Store) missing(ctx context.Context) ([]string, error) {

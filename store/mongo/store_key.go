@@ -85,12 +85,17 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 // sorted by _id (names in byte order), decoded as D and converted by conv,
 // once the database is migrated.
 func list[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, what string, conv func(*D) (T, error)) ([]T, error) {
+	return find(ctx, s, coll, bson.D{}, what, conv)
+}
+
+// find is list of the documents matching filter.
+func find[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, filter bson.D, what string, conv func(*D) (T, error)) ([]T, error) {
 	ctx, cancel, err := s.start(ctx)
 	defer cancel()
 	if err != nil {
 		return nil, err
 	}
-	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
 		return nil, s.wrap(ctx, err, what)
 	}

@@ -17,21 +17,24 @@
 // description, update_time). A name is unique across both tables. Serial
 // definitions (idforge.SerialStore) live in idforge_serials(name,
 // template, time_zone, description, update_time), a namespace of their
-// own.
+// own; operators' definitions (idforge.DefinitionStore: sources,
+// counters, …) in idforge_definitions(kind, name, spec, description,
+// retired, update_time).
 //
 // Open never creates tables: on a database server the schema belongs to
 // its administrators. `idforge migrate` (Store.Migrate) creates whichever
-// of the three tables is missing and leaves existing ones, with their
+// of the four tables is missing and leaves existing ones, with their
 // rows, as they are. So:
 //
 //   - an empty database: Open fails, saying to run `idforge migrate`;
 //   - a Leaf database (leaf_alloc only): Open succeeds and serves segment
 //     keys; creating a snowflake key or using serials fails, saying to run
-//     `idforge migrate`, which adds idforge_keys and idforge_serials and
-//     leaves leaf_alloc as it is;
-//   - a database migrated by an older idforge (no idforge_serials): Open
-//     succeeds and serves keys; serial calls fail, saying to run
-//     `idforge migrate`, which adds idforge_serials;
+//     `idforge migrate`, which adds idforge_keys, idforge_serials and
+//     idforge_definitions and leaves leaf_alloc as it is;
+//   - a database migrated by an older idforge (no idforge_serials or no
+//     idforge_definitions): Open succeeds and serves keys; serial or
+//     definition calls fail, saying to run `idforge migrate`, which adds
+//     the missing table;
 //   - a database migrated by idforge: everything works.
 //
 // Tables idforge creates compare names byte for byte (utf8mb4_bin), so

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	mysqldrv "github.com/go-sql-driver/mysql"
@@ -15,15 +14,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
-)
-
-// Defaults for the Config fields left zero.
-const (
-	DefaultMaxOpenConns    = sqlstore.DefaultMaxOpenConns
-	DefaultMaxIdleConns    = sqlstore.DefaultMaxIdleConns
-	DefaultConnMaxLifetime = sqlstore.DefaultConnMaxLifetime
-	DefaultTimeout         = sqlstore.DefaultTimeout
-	DefaultRetries         = sqlstore.DefaultRetries
+	"github.com/idforge/idforge/store/sqlpool"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Every
@@ -41,31 +32,9 @@ type Config struct {
 	// session time_zone to '+00:00', so that update_time reads as the
 	// right instant.
 	Driver *mysqldrv.Config
-	// MaxOpenConns caps the connections to the server. 0 means
-	// DefaultMaxOpenConns.
-	MaxOpenConns int
-	// MaxIdleConns is how many idle connections are kept for reuse. 0
-	// means DefaultMaxIdleConns; a negative value keeps none.
-	MaxIdleConns int
-	// ConnMaxLifetime closes connections once they are this old. 0 means
-	// DefaultConnMaxLifetime; a negative value keeps them forever.
-	ConnMaxLifetime time.Duration
-	// Timeout bounds each call (with its retries) whose context has no
-	// earlier deadline. 0 means DefaultTimeout. Migrate is bounded by its
-	// context only: DDL may legitimately wait for locks.
-	Timeout time.Duration
-	// Retries is how many times ClaimSegment tries again after a
-	// transient failure (connection refused or reset, deadlock, lock
-	// wait timeout …), waiting 50 ms, then 100 ms, and so on. 0 means
-	// DefaultRetries; a negative value disables retries.
-	Retries int
-	// ForMigrate lets Open succeed on a database that has no leaf_alloc
-	// table yet, so that Migrate can create it (this is what
-	// `idforge migrate` does). Until the table exists, every other call
-	// fails with an error saying to run `idforge migrate`.
-	ForMigrate bool
-	// Logger receives the store's log records. Nil means slog.Default().
-	Logger *slog.Logger
+	// Settings are the pool, timeout and retry settings every SQL
+	// store shares (see package sqlpool).
+	sqlpool.Settings
 }
 
 // Store is an idforge.Store kept in a MySQL or MariaDB database. It is
@@ -93,7 +62,8 @@ type shared = sqlstore.Store
 // without leaf_alloc it fails with an error saying to run
 // `idforge migrate`, unless cfg.ForMigrate is set. A database with Leaf's
 // leaf_alloc but no idforge_keys opens, and serves segment keys; one
-// without idforge_serials opens, and its SerialStore calls fail, saying
+// without idforge_serials (idforge_definitions) opens, and its SerialStore
+// (DefinitionStore) calls fail, saying
 // to run `idforge migrate`.
 //
 // It returns an error wrapping idforge.ErrInvalidArgument when cfg is
@@ -129,8 +99,7 @@ func (cfg Config) normalize() (sqlstore.Settings, *mysqldrv.Config, error) {
 	if cfg.Driver.DBName == "" {
 		return sqlstore.Settings{}, nil, fmt.Errorf("%w: mysql: no database named; write mysql://user@host:port/database", idforge.ErrInvalidArgument)
 	}
-	set, err := sqlstore.Settings{MaxOpenConns: cfg.MaxOpenConns, MaxIdleConns: cfg.MaxIdleConns, ConnMaxLifetime: cfg.ConnMaxLifetime,
-		Timeout: cfg.Timeout, Retries: cfg.Retries, ForMigrate: cfg.ForMigrate, Logger: cfg.Logger}.WithDefaults("mysql", sqlstore.ServerDefaults)
+	set, err := cfg.Settings.WithDefaults("mysql", sqlpool.ServerDefaults)
 	if err != nil {
 		return set, nil, err
 	}

@@ -1,6 +1,8 @@
 package mysql
 
 import (
+	"github.com/idforge/idforge/store/sqlpool"
+
 	"fmt"
 	"testing"
 	"time"
@@ -27,9 +29,9 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxOpenConns != DefaultMaxOpenConns || cfg.MaxIdleConns != DefaultMaxIdleConns ||
-		cfg.ConnMaxLifetime != DefaultConnMaxLifetime || cfg.Timeout != DefaultTimeout ||
-		cfg.Retries != DefaultRetries || cfg.Logger == nil {
+	if cfg.MaxOpenConns != sqlpool.DefaultMaxOpenConns || cfg.MaxIdleConns != sqlpool.DefaultMaxIdleConns ||
+		cfg.ConnMaxLifetime != sqlpool.DefaultConnMaxLifetime || cfg.Timeout != sqlpool.DefaultTimeout ||
+		cfg.Retries != sqlpool.DefaultRetries || cfg.Logger == nil {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
 	if !drv.ParseTime || !drv.ClientFoundRows || drv.Loc != time.UTC || drv.Params["time_zone"] != "'+00:00'" {
@@ -41,7 +43,7 @@ func TestConfigDefaults(t *testing.T) {
 	if mine.ParseTime || drv.Params["time_zone"] != "'+08:00'" {
 		t.Errorf("normalize changed the caller's config or overrode time_zone: %+v / %+v", mine, drv)
 	}
-	for _, bad := range []Config{{}, {Driver: &mysqldrv.Config{}}, {Driver: &mysqldrv.Config{DBName: "db"}, MaxOpenConns: -1}} {
+	for _, bad := range []Config{{}, {Driver: &mysqldrv.Config{}}, {Driver: &mysqldrv.Config{DBName: "db"}, Settings: sqlpool.Settings{MaxOpenConns: -1}}} {
 		if _, _, err := bad.normalize(); err == nil {
 			t.Errorf("normalize(%+v) accepted it", bad)
 		}

@@ -16,7 +16,7 @@ import (
 // The tables Migrate creates when absent (CREATE TABLE IF NOT EXISTS). leaf_alloc is Leaf's DDL
 // (scripts/leaf_alloc.sql) with one change: biz_tag compares byte for byte
 // (utf8mb4_bin), so "Order" and "order" are two keys; so do the names in
-// idforge_keys and idforge_serials. A leaf_alloc that
+// idforge_keys, idforge_serials and idforge_definitions. A leaf_alloc that
 // exists already, Leaf's own included, is left as it is, collation and all.
 // Display widths (bigint(20), int(11)) are kept as Leaf wrote them; MySQL
 // 8 ignores them with a warning.
@@ -44,6 +44,15 @@ const (
 		"  update_time timestamp     NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
 		"  PRIMARY KEY (name)\n" +
 		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
+	createDefinitionsSQL = "CREATE TABLE IF NOT EXISTS idforge_definitions (\n" +
+		"  kind        varchar(128)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n" +
+		"  name        varchar(257)  CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n" +
+		"  spec        text          NOT NULL,\n" +
+		"  description varchar(256)  DEFAULT NULL,\n" +
+		"  retired     boolean       NOT NULL DEFAULT FALSE,\n" +
+		"  update_time timestamp     NOT NULL DEFAULT CURRENT_TIMESTAMP ON UPDATE CURRENT_TIMESTAMP,\n" +
+		"  PRIMARY KEY (kind, name)\n" +
+		") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"
 )
 
 // statements is MySQL's SQL; sqlstore.Statements says what each one
@@ -54,7 +63,7 @@ var statements = sqlstore.Statements{
 	// column names are case-insensitive in MySQL.
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
- WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_fence')`,
+ WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions', 'idforge_fence')`,
 	KeysTable: `
 SELECT EXISTS (SELECT 1 FROM information_schema.tables
  WHERE table_schema = DATABASE() AND table_name = 'idforge_keys')`,
@@ -111,6 +120,15 @@ UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
 	Serial:       "SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?",
 	Serials:      "SELECT name, template, time_zone, description, update_time FROM idforge_serials",
 	InsertSerial: "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+
+	DefinitionsTable: `
+SELECT EXISTS (SELECT 1 FROM information_schema.tables
+ WHERE table_schema = DATABASE() AND table_name = 'idforge_definitions')`,
+	Definition:       "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ? AND name = ?",
+	Definitions:      "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?",
+	InsertDefinition: "INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)",
+	UpdateDefinition: "UPDATE idforge_definitions SET spec = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ? AND NOT retired",
+	RetireDefinition: "UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ?",
 }
 
 // Named locks (GET_LOCK) serialise CreateKey per name across every
@@ -126,7 +144,7 @@ const (
 // createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT
 // EXISTS, which leaves an existing table as it is.
 func createTables(ctx context.Context, db *sql.DB) error {
-	for _, ddl := range []string{createLeafAllocSQL, createKeysSQL, createSerialsSQL} {
+	for _, ddl := range []string{createLeafAllocSQL, createKeysSQL, createSerialsSQL, createDefinitionsSQL} {
 		if _, err := db.ExecContext(ctx, ddl); err != nil {
 			return err
 		}

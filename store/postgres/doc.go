@@ -23,18 +23,19 @@
 //
 // Open never creates tables: on a database server the schema belongs to
 // its administrators. `idforge migrate` (Store.Migrate) creates whichever
-// of the three tables the search path does not find, in the first schema
+// of the four tables the search path does not find, in the first schema
 // of the search path, and leaves existing ones, with their rows, as they
 // are. So:
 //
 //   - an empty database: Open fails, saying to run `idforge migrate`;
 //   - a Leaf database (leaf_alloc only): Open succeeds and serves segment
 //     keys; creating a snowflake key or using serials fails, saying to run
-//     `idforge migrate`, which adds idforge_keys and idforge_serials and
-//     leaves leaf_alloc as it is;
-//   - a database migrated by an older idforge (no idforge_serials): Open
-//     succeeds and serves keys; serial calls fail, saying to run
-//     `idforge migrate`, which adds idforge_serials;
+//     `idforge migrate`, which adds idforge_keys, idforge_serials and
+//     idforge_definitions and leaves leaf_alloc as it is;
+//   - a database migrated by an older idforge (no idforge_serials or no
+//     idforge_definitions): Open succeeds and serves keys; serial or
+//     definition calls fail, saying to run `idforge migrate`, which adds
+//     the missing table;
 //   - a database migrated by idforge: everything works.
 //
 // Names are case-sensitive, as text always is in PostgreSQL; tables

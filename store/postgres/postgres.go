@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,15 +15,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
-)
-
-// Defaults for the Config fields left zero.
-const (
-	DefaultMaxOpenConns    = sqlstore.DefaultMaxOpenConns
-	DefaultMaxIdleConns    = sqlstore.DefaultMaxIdleConns
-	DefaultConnMaxLifetime = sqlstore.DefaultConnMaxLifetime
-	DefaultTimeout         = sqlstore.DefaultTimeout
-	DefaultRetries         = sqlstore.DefaultRetries
+	"github.com/idforge/idforge/store/sqlpool"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Every
@@ -35,32 +25,9 @@ type Config struct {
 	// hosts, user, password, database, TLS and run-time parameters. It is
 	// required; Open uses a copy.
 	Driver *pgx.ConnConfig
-	// MaxOpenConns caps the connections to the server. 0 means
-	// DefaultMaxOpenConns.
-	MaxOpenConns int
-	// MaxIdleConns is how many idle connections are kept for reuse. 0
-	// means DefaultMaxIdleConns; a negative value keeps none.
-	MaxIdleConns int
-	// ConnMaxLifetime closes connections once they are this old. 0 means
-	// DefaultConnMaxLifetime; a negative value keeps them forever.
-	ConnMaxLifetime time.Duration
-	// Timeout bounds each call (with its retries) whose context has no
-	// earlier deadline. 0 means DefaultTimeout. Migrate is bounded by its
-	// context only: DDL may legitimately wait for locks.
-	Timeout time.Duration
-	// Retries is how many times ClaimSegment tries again after a
-	// transient failure (connection refused or reset, deadlock,
-	// serialization failure, lock timeout …), waiting 50 ms, then 100 ms,
-	// and so on. 0 means DefaultRetries; a negative value disables
-	// retries.
-	Retries int
-	// ForMigrate lets Open succeed on a database that has no leaf_alloc
-	// table yet, so that Migrate can create it (this is what
-	// `idforge migrate` does). Until the table exists, every other call
-	// fails with an error saying to run `idforge migrate`.
-	ForMigrate bool
-	// Logger receives the store's log records. Nil means slog.Default().
-	Logger *slog.Logger
+	// Settings are the pool, timeout and retry settings every SQL
+	// store shares (see package sqlpool).
+	sqlpool.Settings
 }
 
 // Store is an idforge.Store kept in a PostgreSQL database. It is safe for
@@ -86,7 +53,8 @@ type shared = sqlstore.Store
 // without leaf_alloc it fails with an error saying to run
 // `idforge migrate`, unless cfg.ForMigrate is set. A database with Leaf's
 // leaf_alloc but no idforge_keys opens, and serves segment keys; one
-// without idforge_serials opens, and its SerialStore calls fail, saying
+// without idforge_serials (idforge_definitions) opens, and its SerialStore
+// (DefinitionStore) calls fail, saying
 // to run `idforge migrate`.
 //
 // It returns an error wrapping idforge.ErrInvalidArgument when cfg is
@@ -114,8 +82,7 @@ func (cfg Config) normalize() (sqlstore.Settings, *pgx.ConnConfig, error) {
 	if cfg.Driver == nil {
 		return sqlstore.Settings{}, nil, fmt.Errorf("%w: postgres: Config.Driver is nil", idforge.ErrInvalidArgument)
 	}
-	set, err := sqlstore.Settings{MaxOpenConns: cfg.MaxOpenConns, MaxIdleConns: cfg.MaxIdleConns, ConnMaxLifetime: cfg.ConnMaxLifetime,
-		Timeout: cfg.Timeout, Retries: cfg.Retries, ForMigrate: cfg.ForMigrate, Logger: cfg.Logger}.WithDefaults("postgres", sqlstore.ServerDefaults)
+	set, err := cfg.Settings.WithDefaults("postgres", sqlpool.ServerDefaults)
 	if err != nil {
 		return set, nil, err
 	}

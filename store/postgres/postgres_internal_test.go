@@ -1,6 +1,8 @@
 package postgres
 
 import (
+	"github.com/idforge/idforge/store/sqlpool"
+
 	"fmt"
 	"testing"
 	"time"
@@ -32,15 +34,15 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxOpenConns != DefaultMaxOpenConns || cfg.MaxIdleConns != DefaultMaxIdleConns ||
-		cfg.ConnMaxLifetime != DefaultConnMaxLifetime || cfg.Timeout != DefaultTimeout ||
-		cfg.Retries != DefaultRetries || cfg.Logger == nil {
+	if cfg.MaxOpenConns != sqlpool.DefaultMaxOpenConns || cfg.MaxIdleConns != sqlpool.DefaultMaxIdleConns ||
+		cfg.ConnMaxLifetime != sqlpool.DefaultConnMaxLifetime || cfg.Timeout != sqlpool.DefaultTimeout ||
+		cfg.Retries != sqlpool.DefaultRetries || cfg.Logger == nil {
 		t.Errorf("defaults not applied: %+v", cfg)
 	}
 	if drv == conn || drv.Database != "db" {
 		t.Errorf("normalize did not copy the driver config")
 	}
-	for _, bad := range []Config{{}, {Driver: conn, MaxOpenConns: -1}, {Driver: conn, Timeout: -time.Second}} {
+	for _, bad := range []Config{{}, {Driver: conn, Settings: sqlpool.Settings{MaxOpenConns: -1}}, {Driver: conn, Settings: sqlpool.Settings{Timeout: -time.Second}}} {
 		if _, _, err := bad.normalize(); err == nil {
 			t.Errorf("normalize(%+v) accepted it", bad)
 		}

@@ -11,7 +11,8 @@ import (
 )
 
 // The tables Migrate creates when the search path finds none: Leaf's
-// leaf_alloc in PostgreSQL's types, idforge_keys and idforge_serials.
+// leaf_alloc in PostgreSQL's types, idforge_keys, idforge_serials and
+// idforge_definitions.
 // Names (biz_tag, and idforge_serials' name) use the "C" collation, so
 // they compare and sort byte for byte ("Order" and "order" are two keys,
 // as under any deterministic collation). update_time is timestamptz, the
@@ -45,12 +46,22 @@ CREATE TABLE idforge_serials (
     update_time timestamptz   NOT NULL DEFAULT CURRENT_TIMESTAMP,
     PRIMARY KEY (name)
 )`
+	createDefinitionsSQL = `
+CREATE TABLE idforge_definitions (
+    kind        varchar(128)  COLLATE "C" NOT NULL,
+    name        varchar(257)  COLLATE "C" NOT NULL,
+    spec        text          NOT NULL,
+    description varchar(256)  DEFAULT NULL,
+    retired     boolean       NOT NULL DEFAULT FALSE,
+    update_time timestamptz   NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (kind, name)
+)`
 )
 
-// tablesSQL tells whether leaf_alloc, idforge_keys and idforge_serials
-// exist.
+// tablesSQL tells whether leaf_alloc, idforge_keys, idforge_serials and
+// idforge_definitions exist.
 const tablesSQL = `SELECT to_regclass('leaf_alloc') IS NOT NULL, to_regclass('idforge_keys') IS NOT NULL,
-       to_regclass('idforge_serials') IS NOT NULL`
+       to_regclass('idforge_serials') IS NOT NULL, to_regclass('idforge_definitions') IS NOT NULL`
 
 // statements is PostgreSQL's SQL; sqlstore.Statements says what each one
 // takes and returns.
@@ -60,7 +71,7 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
- WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_fence'))
+ WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_definitions'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
 	KeysTable:    `SELECT to_regclass('idforge_keys') IS NOT NULL`,
 	SerialsTable: `SELECT to_regclass('idforge_serials') IS NOT NULL`,
@@ -118,6 +129,13 @@ UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
 	Serial:       `SELECT name, template, time_zone, description, update_time::timestamptz FROM idforge_serials WHERE name = $1`,
 	Serials:      `SELECT name, template, time_zone, description, update_time::timestamptz FROM idforge_serials`,
 	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)`,
+
+	DefinitionsTable: `SELECT to_regclass('idforge_definitions') IS NOT NULL`,
+	Definition:       `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1 AND name = $2`,
+	Definitions:      `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1`,
+	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES ($1, $2, $3, $4, FALSE, CURRENT_TIMESTAMP)`,
+	UpdateDefinition: `UPDATE idforge_definitions SET spec = $1, description = $2, update_time = CURRENT_TIMESTAMP WHERE kind = $3 AND name = $4 AND NOT retired`,
+	RetireDefinition: `UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = $1 AND name = $2`,
 }
 
 // Transaction-scoped advisory locks serialise CreateKey per name (see
@@ -172,14 +190,14 @@ func createTables(ctx context.Context, db *sql.DB) error {
 	// one (public, behind "$user") would be shadowed by a new, empty
 	// leaf_alloc, and every key would start again from 1. So a table is
 	// created only if the search path finds none.
-	var hasLeaf, hasKeys, hasSerials bool
-	if err := tx.QueryRowContext(ctx, tablesSQL).Scan(&hasLeaf, &hasKeys, &hasSerials); err != nil {
+	var hasLeaf, hasKeys, hasSerials, hasDefs bool
+	if err := tx.QueryRowContext(ctx, tablesSQL).Scan(&hasLeaf, &hasKeys, &hasSerials, &hasDefs); err != nil {
 		return err
 	}
 	for _, t := range []struct {
 		exists bool
 		ddl    string
-	}{{hasLeaf, createLeafAllocSQL}, {hasKeys, createKeysSQL}, {hasSerials, createSerialsSQL}} {
+	}{{hasLeaf, createLeafAllocSQL}, {hasKeys, createKeysSQL}, {hasSerials, createSerialsSQL}, {hasDefs, createDefinitionsSQL}} {
 		if t.exists {
 			continue
 		}

@@ -48,6 +48,6 @@ func fromURL(u *url.URL, opts store.Options) (Config, error) {
 	if err != nil {
 		return Config{}, q.Errorf("%v", err)
 	}
-	return Config{Driver: drv, MaxOpenConns: set.MaxOpenConns, MaxIdleConns: set.MaxIdleConns, ConnMaxLifetime: set.ConnMaxLifetime,
-		Timeout: set.Timeout, Retries: set.Retries, ForMigrate: opts.ForMigrate, Logger: opts.Logger}, nil
+	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
+	return Config{Driver: drv, Settings: set}, nil
 }

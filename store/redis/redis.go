@@ -14,6 +14,7 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store"
 )
 
 // Defaults for the Config fields left zero.
@@ -126,12 +127,7 @@ type keyState struct {
 	floor atomic.Int64
 }
 
-var (
-	_ idforge.Store           = (*Store)(nil)
-	_ idforge.SegmentReturner = (*Store)(nil)
-	_ idforge.Migrator        = (*Store)(nil)
-	_ idforge.SerialStore     = (*Store)(nil)
-)
+var _ store.Backend = (*Store)(nil)
 
 // New returns a Store that serves claims from cfg.Redis in front of
 // cfg.DB. It does no I/O: the first claim of a key initialises its hash

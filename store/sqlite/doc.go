@@ -16,10 +16,12 @@
 // description, update_time). A name is unique across both tables. Serial
 // definitions (idforge.SerialStore) live in idforge_serials(name,
 // template, time_zone, description, update_time), a namespace of their
-// own. The tables are created when absent, by Open (an embedded store
+// own; operators' definitions (idforge.DefinitionStore: sources,
+// counters, …) in idforge_definitions(kind, name, spec, description,
+// retired, update_time). The tables are created when absent, by Open (an embedded store
 // needs no administrator) and, idempotently, by Migrate; existing tables
 // are used as they are, so a file written by an older idforge gains
-// idforge_serials when it is next opened.
+// idforge_serials and idforge_definitions when it is next opened.
 //
 // # Store URL
 //

@@ -12,7 +12,8 @@ import (
 )
 
 // schema creates the tables when absent: leaf_alloc, idforge_keys and
-// idforge_serials (serial definitions). leaf_alloc is Leaf's table as
+// idforge_serials (serial definitions) and idforge_definitions
+// (operators' definitions: sources, counters, …). leaf_alloc is Leaf's table as
 // published with Leaf (MySQL DDL), in SQLite's words: bigint and int both
 // have INTEGER affinity, varchar lengths are documentation only (CreateKey
 // and CreateSerial enforce them), names compare byte for byte (SQLite's
@@ -39,6 +40,15 @@ CREATE TABLE IF NOT EXISTS idforge_serials (
     time_zone   varchar(64)   NULL,
     description varchar(256)  NULL,
     update_time timestamp     NOT NULL DEFAULT CURRENT_TIMESTAMP
+);
+CREATE TABLE IF NOT EXISTS idforge_definitions (
+    kind        varchar(128)  NOT NULL,
+    name        varchar(257)  NOT NULL,
+    spec        text          NOT NULL,
+    description varchar(256)  NULL,
+    retired     boolean       NOT NULL DEFAULT 0,
+    update_time timestamp     NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    PRIMARY KEY (kind, name)
 );
 `
 
@@ -71,7 +81,7 @@ const (
 var statements = sqlstore.Statements{
 	Columns: `
 SELECT m.name, lower(c.name) FROM sqlite_schema m, pragma_table_info(m.name) c
- WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials')`,
+ WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions')`,
 	KeysTable:    `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_keys')`,
 	SerialsTable: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_serials')`,
 	Ping:         `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
@@ -118,6 +128,13 @@ UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
 	Serial:       `SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?1`,
 	Serials:      `SELECT name, template, time_zone, description, update_time FROM idforge_serials`,
 	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
+
+	DefinitionsTable: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_definitions')`,
+	Definition:       `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1 AND name = ?2`,
+	Definitions:      `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1`,
+	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?1, ?2, ?3, ?4, 0, CURRENT_TIMESTAMP)`,
+	UpdateDefinition: `UPDATE idforge_definitions SET spec = ?1, description = ?2, update_time = CURRENT_TIMESTAMP WHERE kind = ?3 AND name = ?4 AND retired = 0`,
+	RetireDefinition: `UPDATE idforge_definitions SET retired = 1, update_time = CURRENT_TIMESTAMP WHERE kind = ?1 AND name = ?2`,
 }
 
 // createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT

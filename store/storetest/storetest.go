@@ -20,12 +20,15 @@
 // is UTF-8 of at most 256 bytes.
 //
 // Stores that implement the optional idforge.SegmentReturner,
-// idforge.Migrator or idforge.SerialStore are held to those contracts too;
+// idforge.Migrator, idforge.SerialStore or idforge.DefinitionStore are
+// held to those contracts too;
 // for the others the cases are skipped. For serials the suite also checks
 // that a definition passing idforge.Serial.Validate round-trips exactly
 // (a template of MaxTemplateLen bytes of multibyte text included), that
 // names compare byte for byte, and that serial names are a namespace of
 // their own: a key does not take a serial's name, nor a serial a key's.
+// For definitions it checks that names are per kind and stay taken once
+// retired, and that the limits of idforge.Definition.Validate round-trip.
 // That a definition survives a restart is for each backend's own tests:
 // the suite cannot reopen a store.
 package storetest
@@ -89,6 +92,13 @@ func RunWith(t *testing.T, open func(t *testing.T) idforge.Store, opts Options) 
 		{"InvalidSerials", testInvalidSerials},
 		{"SerialLimitsAccepted", testSerialLimitsAccepted},
 		{"ConcurrentCreateSerial", testConcurrentCreateSerial},
+		{"DefinitionCreate", testDefinitionCreate},
+		{"DefinitionNameTaken", testDefinitionNameTaken},
+		{"DefinitionUpdate", testDefinitionUpdate},
+		{"DefinitionRetire", testDefinitionRetire},
+		{"DefinitionsSorted", testDefinitionsSorted},
+		{"InvalidDefinitions", testInvalidDefinitions},
+		{"ConcurrentCreateDefinition", testConcurrentCreateDefinition},
 		{"Ping", testPing},
 		{"Close", testClose},
 	}
@@ -536,6 +546,7 @@ func testClose(t *testing.T, st idforge.Store) {
 		_, err = ss.Serials(ctx)
 		wantErr(t, err, idforge.ErrClosed, "Serials after Close")
 	}
+	closedDefinitions(t, st)
 }
 
 func mustReturn(t *testing.T, r idforge.SegmentReturner, key string, from, to int64, want bool) {

@@ -24,67 +24,15 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
+	"github.com/idforge/idforge/store/sqlpool"
 )
-
-// Defaults of the server backends' Config fields, which their Default
-// constants name.
-const (
-	DefaultMaxOpenConns    = 10
-	DefaultMaxIdleConns    = 5
-	DefaultConnMaxLifetime = 30 * time.Minute
-	DefaultTimeout         = 3 * time.Second
-	DefaultRetries         = 2
-)
-
-// ServerDefaults are the Default constants as Settings, for WithDefaults.
-var ServerDefaults = Settings{MaxOpenConns: DefaultMaxOpenConns, MaxIdleConns: DefaultMaxIdleConns,
-	ConnMaxLifetime: DefaultConnMaxLifetime, Timeout: DefaultTimeout, Retries: DefaultRetries}
 
 // Settings are the fields of a backend's Config besides its driver's
-// configuration; the backend's Config documents them. Where 0 means "the
-// default" there, a negative value means "none" here: no idle
-// connections kept, connections kept forever, no retries, and (for
-// store/sqlite only; WithDefaults refuses it) no bound on a call but its
-// context.
-type Settings struct {
-	MaxOpenConns    int
-	MaxIdleConns    int
-	ConnMaxLifetime time.Duration
-	Timeout         time.Duration
-	Retries         int
-	ForMigrate      bool
-	Logger          *slog.Logger
-}
-
-// WithDefaults checks s and fills in the fields left zero: the logger
-// with slog.Default(), the others from the backend's defaults. It returns
-// an error wrapping idforge.ErrInvalidArgument, starting with name, for a
-// negative MaxOpenConns or Timeout.
-func (s Settings) WithDefaults(name string, defaults Settings) (Settings, error) {
-	if s.MaxOpenConns < 0 || s.Timeout < 0 {
-		return s, fmt.Errorf("%w: %s: negative MaxOpenConns or Timeout", idforge.ErrInvalidArgument, name)
-	}
-	if s.MaxOpenConns == 0 {
-		s.MaxOpenConns = defaults.MaxOpenConns
-	}
-	if s.MaxIdleConns == 0 {
-		s.MaxIdleConns = defaults.MaxIdleConns
-	}
-	if s.ConnMaxLifetime == 0 {
-		s.ConnMaxLifetime = defaults.ConnMaxLifetime
-	}
-	if s.Timeout == 0 {
-		s.Timeout = defaults.Timeout
-	}
-	if s.Retries == 0 {
-		s.Retries = defaults.Retries
-	}
-	if s.Logger == nil {
-		s.Logger = slog.Default()
-	}
-	return s, nil
-}
+// configuration (package sqlpool documents them); store/sqlite sets them
+// itself, with a negative Timeout meaning no bound but the context.
+type Settings = sqlpool.Settings
 
 // Dialect is what differs from one SQL server to another.
 type Dialect struct {
@@ -197,6 +145,16 @@ type Statements struct {
 	// description and update_time from idforge_serials; InsertSerial adds
 	// a row (name, template, time_zone, description).
 	Serial, Serials, InsertSerial string
+
+	// DefinitionsTable tells, as one boolean, whether idforge_definitions
+	// exists. Definition (kind, name) and Definitions (kind) read kind,
+	// name, spec, description, retired (a boolean) and update_time;
+	// InsertDefinition adds a live row (kind, name, spec, description);
+	// UpdateDefinition sets spec and description of a live row (spec,
+	// description, kind, name); RetireDefinition marks a row retired
+	// (kind, name). Both set update_time.
+	DefinitionsTable, Definition, Definitions            string
+	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
 // Querier is what Dialect.WithNameLock hands out: a *sql.Conn or *sql.Tx.
@@ -256,6 +214,9 @@ type Store struct {
 	// database not migrated since serials were added) SerialStore calls
 	// fail, saying to run `idforge migrate`.
 	hasSerials atomic.Bool
+	// hasDefs records that idforge_definitions exists; without it
+	// DefinitionStore calls fail, saying to run `idforge migrate`.
+	hasDefs atomic.Bool
 	// fence is the failover fence when the dialect has one (nil
 	// otherwise); claims check it when the database has its table.
 	fence *sqlfence.Fence
@@ -270,10 +231,7 @@ type Store struct {
 
 // Every backend's Store, embedding this one, is each of these.
 var (
-	_ idforge.Store            = (*Store)(nil)
-	_ idforge.SegmentReturner  = (*Store)(nil)
-	_ idforge.Migrator         = (*Store)(nil)
-	_ idforge.SerialStore      = (*Store)(nil)
+	_ store.Backend            = (*Store)(nil)
 	_ idforge.FailoverRepairer = (*Store)(nil)
 	_ idforge.KeyUpdater       = (*Store)(nil)
 )
@@ -427,8 +385,12 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	if err := s.checkColumns("idforge_serials", cols["idforge_serials"], "name", "template", "time_zone", "description", "update_time"); err != nil {
 		return nil, err
 	}
+	if err := s.checkColumns(DefinitionsTable, cols[DefinitionsTable], "kind", "name", "spec", "description", "retired", "update_time"); err != nil {
+		return nil, err
+	}
 	s.hasKeys.Store(len(cols["idforge_keys"]) > 0)
 	s.hasSerials.Store(len(cols["idforge_serials"]) > 0)
+	s.hasDefs.Store(len(cols[DefinitionsTable]) > 0)
 	if sch := s.sch.Load(); sch != nil {
 		return sch, nil
 	}

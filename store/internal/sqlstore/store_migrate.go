@@ -43,7 +43,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // Tables are idforge's tables, in the order Migrate creates them.
-var Tables = []string{"leaf_alloc", "idforge_keys", "idforge_serials"}
+var Tables = []string{"leaf_alloc", "idforge_keys", "idforge_serials", DefinitionsTable}
 
 // MigrateTables is Migrate that also returns the tables of Tables this
 // Store created: those Migrate created now, and those Open created when

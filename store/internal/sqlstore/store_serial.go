@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 
 	"github.com/idforge/idforge"
 )
@@ -103,42 +104,58 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 
 // serialsTable returns nil when idforge_serials exists, looking again
 // when it did not: `idforge migrate` may have created it since. Otherwise
-// it returns the error noSerials makes.
+// it returns the error noTable makes.
 func (s *Store) serialsTable(ctx context.Context, what string) error {
-	if s.hasSerials.Load() {
-		return nil
-	}
-	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); err != nil {
-		return s.wrap(ctx, err, "look for table idforge_serials")
-	}
-	if !ok {
-		return s.noSerials(what)
-	}
-	s.hasSerials.Store(true)
-	return nil
-}
-
-// noSerials is the error for a database without idforge_serials. It wraps
-// idforge.ErrInvalidArgument, so that the request fails with its message
-// rather than as a server error.
-func (s *Store) noSerials(what string) error {
-	return fmt.Errorf("%w: %s: %s: database %s has no table idforge_serials, which serial definitions are kept in: run `idforge migrate`",
-		idforge.ErrInvalidArgument, s.d.Name, what, s.name)
+	return s.optionalTable(ctx, &s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions", what)
 }
 
 // serialErr is wrap for the statements on idforge_serials, except that
 // when the table has gone since it was seen (dropped by hand) it returns
-// the error noSerials makes.
+// the error noTable makes.
 func (s *Store) serialErr(ctx context.Context, err error, what string) error {
+	return s.tableErr(ctx, err, &s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions", what)
+}
+
+// optionalTable returns nil when a table that an older `idforge migrate`
+// did not create exists (has records it was seen; exists is the
+// dialect's statement telling whether it does), looking again when it
+// did not: `idforge migrate` may have created it since. Otherwise it
+// returns the error noTable makes; kept says what the table keeps.
+func (s *Store) optionalTable(ctx context.Context, has *atomic.Bool, exists, table, kept, what string) error {
+	if has.Load() {
+		return nil
+	}
+	var ok bool
+	if err := s.rdb.QueryRowContext(ctx, exists).Scan(&ok); err != nil {
+		return s.wrap(ctx, err, "look for table "+table)
+	}
+	if !ok {
+		return s.noTable(table, kept, what)
+	}
+	has.Store(true)
+	return nil
+}
+
+// tableErr is wrap for the statements on an optional table (see
+// optionalTable), except that when the table has gone since it was seen
+// (dropped by hand) it returns the error noTable makes.
+func (s *Store) tableErr(ctx context.Context, err error, has *atomic.Bool, exists, table, kept, what string) error {
 	if ctx.Err() == nil && !s.closed.Load() {
 		var ok bool
-		if qerr := s.rdb.QueryRowContext(ctx, s.d.SQL.SerialsTable).Scan(&ok); qerr == nil && !ok {
-			s.hasSerials.Store(false)
-			return s.noSerials(what)
+		if qerr := s.rdb.QueryRowContext(ctx, exists).Scan(&ok); qerr == nil && !ok {
+			has.Store(false)
+			return s.noTable(table, kept, what)
 		}
 	}
 	return s.wrap(ctx, err, what)
+}
+
+// noTable is the error for a database without an optional table. It wraps
+// idforge.ErrInvalidArgument, so that the request fails with its message
+// rather than as a server error.
+func (s *Store) noTable(table, kept, what string) error {
+	return fmt.Errorf("%w: %s: %s: database %s has no table %s, which %s are kept in: run `idforge migrate`",
+		idforge.ErrInvalidArgument, s.d.Name, what, s.name, table, kept)
 }
 
 // serialRow is an idforge_serials row as scanned.

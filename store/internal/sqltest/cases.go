@@ -27,6 +27,7 @@ func Run(t *testing.T, b Backend) {
 		{"MigrateCreatesSchema", testMigrateCreatesSchema},
 		{"SerialsTableMissing", testSerialsTableMissing},
 		{"SerialsShared", testSerialsShared},
+		{"DefinitionsTableMissing", testDefinitionsTableMissing},
 		{"LeafTableUsedAsIs", testLeafTableUsedAsIs},
 		{"ForeignTableRejected", testForeignTableRejected},
 		{"NamesAreCaseSensitive", testNamesAreCaseSensitive},
@@ -178,6 +179,49 @@ func testSerialsTableMissing(t *testing.T, b Backend) {
 		t.Fatalf("Serials = %+v, %v", defs, err)
 	}
 	WantSegment(t, MustClaim(t, st, "k", 0), idforge.Segment{Start: 21, End: 31, Step: 10})
+}
+
+// testDefinitionsTableMissing: a database migrated before idforge kept
+// operators' definitions (migrated, then idforge_definitions dropped)
+// serves keys; definition calls fail with an error wrapping
+// ErrInvalidArgument that says to run `idforge migrate`, on a store that
+// had seen the table too, until Migrate adds it again; another store
+// then reads what one created.
+func testDefinitionsTableMissing(t *testing.T, b Backend) {
+	ctx := context.Background()
+	u := b.NewDatabase(t)
+	before := b.Migrated(t, u)
+	if err := before.CreateKey(ctx, SegKey("k", 1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	d := idforge.Definition{Kind: "source", Name: "daily", Spec: `{"url":"redis://x"}`}
+	if err := before.CreateDefinition(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	db := b.RawDB(t, u)
+	MustExec(t, db, "DROP TABLE idforge_definitions")
+	st := b.MustOpen(t, u, false)
+	if b.Embedded { // the file gained the table again on Open
+		MustExec(t, db, "DROP TABLE idforge_definitions")
+	}
+	WantSegment(t, MustClaim(t, st, "k", 0), idforge.Segment{Start: 1, End: 11, Step: 10})
+	for _, ds := range []idforge.DefinitionStore{st, before} {
+		_, err1 := ds.Definition(ctx, d.Kind, d.Name)
+		_, err2 := ds.Definitions(ctx, d.Kind)
+		for i, err := range []error{ds.CreateDefinition(ctx, d), ds.UpdateDefinition(ctx, d), ds.RetireDefinition(ctx, d.Kind, d.Name), err1, err2} {
+			if !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "idforge_definitions") ||
+				!strings.Contains(err.Error(), "run `idforge migrate`") {
+				t.Errorf("call %d without idforge_definitions: %v; want ErrInvalidArgument saying to run `idforge migrate`", i, err)
+			}
+		}
+	}
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := before.CreateDefinition(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	storetest.WantDefinition(t, st, d)
 }
 
 // testSerialsShared runs several Stores on one database, as several

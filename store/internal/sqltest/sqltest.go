@@ -28,6 +28,7 @@ type Store interface {
 	idforge.SegmentReturner
 	idforge.Migrator
 	idforge.SerialStore
+	idforge.DefinitionStore
 }
 
 // Backend is one SQL backend's fixtures.

@@ -1,0 +1,182 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/idforge/idforge"
+)
+
+// DefinitionsTable is the table operators' definitions
+// (idforge.DefinitionStore) are kept in, one row per (kind, name).
+const DefinitionsTable = "idforge_definitions"
+
+// CreateDefinition implements idforge.DefinitionStore: it adds an
+// idforge_definitions row. The table's primary key (kind, name) decides
+// between creators, also in several processes.
+//
+// Errors: those of idforge.Definition.Validate; ErrKeyExists when the
+// kind has a definition of that name, live or retired; an error wrapping
+// ErrInvalidArgument that says to run `idforge migrate` when the database
+// has no idforge_definitions table; ErrClosed after Close.
+func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	what := fmt.Sprintf("create %s %q", d.Kind, d.Name)
+	ctx, cancel, err := s.startDefs(ctx, what)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertDefinition, d.Kind, d.Name, d.Spec, nullString(d.Description))
+	switch {
+	case err == nil:
+		return nil
+	case s.d.IsDuplicateKey(err):
+		return fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name)
+	}
+	return s.defsErr(ctx, err, what)
+}
+
+// UpdateDefinition implements idforge.DefinitionStore: it replaces the
+// spec and description of a live definition. Its errors are
+// CreateDefinition's, with ErrUnknownKey when there is no such definition
+// and idforge.ErrRetired when it is retired.
+func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) error {
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	return s.changeDefinition(ctx, d.Kind, d.Name, fmt.Sprintf("update %s %q", d.Kind, d.Name), true,
+		s.d.SQL.UpdateDefinition, d.Spec, nullString(d.Description), d.Kind, d.Name)
+}
+
+// RetireDefinition implements idforge.DefinitionStore: it marks a
+// definition retired, which it stays. Its errors are CreateDefinition's,
+// with ErrUnknownKey when there is no such definition.
+func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
+	return s.changeDefinition(ctx, kind, name, fmt.Sprintf("retire %s %q", kind, name), false,
+		s.d.SQL.RetireDefinition, kind, name)
+}
+
+// changeDefinition runs an UPDATE of one row (stmt with args). When it
+// changes no row (no such row, a retired row for an update, or a row
+// already as asked: MySQL counts changed rows), it reads the row to tell
+// which.
+func (s *Store) changeDefinition(ctx context.Context, kind, name, what string, live bool, stmt string, args ...any) error {
+	ctx, cancel, err := s.startDefs(ctx, what)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	res, err := s.db.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return s.defsErr(ctx, err, what)
+	}
+	if n, err := res.RowsAffected(); err == nil && n > 0 {
+		return nil
+	}
+	d, err := s.definition(ctx, s.db, kind, name, what)
+	switch {
+	case err != nil:
+		return err
+	case live && d.Retired:
+		return fmt.Errorf("%w: %s %q", idforge.ErrRetired, kind, name)
+	}
+	return nil
+}
+
+// Definition implements idforge.DefinitionStore. Its errors are
+// CreateDefinition's, with ErrUnknownKey when there is no such
+// definition.
+func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
+	what := fmt.Sprintf("read %s %q", kind, name)
+	ctx, cancel, err := s.startDefs(ctx, what)
+	defer cancel()
+	if err != nil {
+		return idforge.Definition{}, err
+	}
+	return s.definition(ctx, s.rdb, kind, name, what)
+}
+
+// definition reads one row on q.
+func (s *Store) definition(ctx context.Context, q Querier, kind, name, what string) (idforge.Definition, error) {
+	var r defRow
+	err := q.QueryRowContext(ctx, s.d.SQL.Definition, kind, name).Scan(r.dest()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return idforge.Definition{}, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+	}
+	if err != nil {
+		return idforge.Definition{}, s.defsErr(ctx, err, what)
+	}
+	return r.definition(), nil
+}
+
+// Definitions implements idforge.DefinitionStore: every definition of
+// kind, retired ones included, sorted by name in byte order (whatever the
+// table's collation). Its errors are CreateDefinition's.
+func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definition, error) {
+	what := "list " + kind + " definitions"
+	ctx, cancel, err := s.startDefs(ctx, what)
+	defer cancel()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.rdb.QueryContext(ctx, s.d.SQL.Definitions, kind)
+	if err != nil {
+		return nil, s.defsErr(ctx, err, what)
+	}
+	defer rows.Close()
+	out := []idforge.Definition{}
+	for rows.Next() {
+		var r defRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, s.wrap(ctx, err, what)
+		}
+		out = append(out, r.definition())
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(ctx, err, what)
+	}
+	slices.SortFunc(out, func(a, b idforge.Definition) int { return cmp.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// startDefs begins a call on idforge_definitions: ErrClosed after Close,
+// ctx bounded by the store's timeout, and the error noTable makes while
+// the table does not exist. The caller defers cancel in every case.
+func (s *Store) startDefs(ctx context.Context, what string) (context.Context, context.CancelFunc, error) {
+	if err := s.checkOpen(); err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel := s.opContext(ctx)
+	return ctx, cancel, s.optionalTable(ctx, &s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions", what)
+}
+
+// defsErr is wrap for the statements on idforge_definitions, except that
+// when the table has gone since it was seen (dropped by hand) it returns
+// the error noTable makes.
+func (s *Store) defsErr(ctx context.Context, err error, what string) error {
+	return s.tableErr(ctx, err, &s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions", what)
+}
+
+// defRow is an idforge_definitions row as scanned.
+type defRow struct {
+	kind, name, spec string
+	desc             sql.NullString
+	retired          bool
+	updated          rowTime
+}
+
+func (r *defRow) dest() []any {
+	return []any{&r.kind, &r.name, &r.spec, &r.desc, &r.retired, &r.updated}
+}
+
+func (r *defRow) definition() idforge.Definition {
+	return idforge.Definition{Kind: r.kind, Name: r.name, Spec: r.spec, Description: r.desc.String,
+		Retired: r.retired, Updated: r.updated.Time}
+}
