@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/idforge/idforge"
 )
@@ -77,7 +78,7 @@ func (i *Issuer) keyDefs(ctx context.Context) map[string]keyDef {
 	}
 	all, err := ds.Definitions(ctx, KindKey)
 	if err != nil {
-		i.set.Logger.Warn("reading the keys' definitions (bounds, retirements) failed; going without them", "err", err)
+		i.defsFailed(err, "")
 		return defs
 	}
 	for _, d := range all {
@@ -91,9 +92,20 @@ func (i *Issuer) keyDefs(ctx context.Context) map[string]keyDef {
 func (i *Issuer) keyDefOrNone(ctx context.Context, key string) keyDef {
 	def, err := i.readKeyDef(ctx, key)
 	if err != nil {
-		i.set.Logger.Warn("reading a key's definition (bounds, retirement) failed; going without it", "key", key, "err", err)
+		i.defsFailed(err, key)
 	}
 	return def
+}
+
+// defsFailed logs a failed read of keys' definitions: a warning, or only
+// a debug line for a database not migrated to keep definitions (an error
+// wrapping idforge.ErrInvalidArgument), which holds none.
+func (i *Issuer) defsFailed(err error, key string) {
+	level := slog.LevelWarn
+	if errors.Is(err, idforge.ErrInvalidArgument) {
+		level = slog.LevelDebug
+	}
+	i.set.Logger.Log(context.Background(), level, "reading keys' definitions (bounds, retirements) failed; going without them", "key", key, "err", err)
 }
 
 // parseKeyDef reads a stored definition of kind KindKey. A Spec this node

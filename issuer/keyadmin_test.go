@@ -3,10 +3,12 @@ package issuer
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/sqlite"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -175,5 +177,54 @@ func TestRetireKey(t *testing.T) {
 	}
 	if err := iss2.RetireKey(ctx, "nope"); !errors.Is(err, idforge.ErrUnknownKey) {
 		t.Fatalf("RetireKey(unknown): %v, want ErrUnknownKey", err)
+	}
+}
+
+// The same on SQLite, which keeps the key in Leaf's leaf_alloc table and
+// the retirement and bounds in idforge_definitions: two issuers share the
+// database as two nodes would.
+func TestKeyAdminSQLite(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "idforge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	a := New(st, nil, Settings{Logger: quiet})
+	b := New(st, nil, Settings{Logger: quiet})
+	t.Cleanup(func() { a.Close(); b.Close() })
+	if err := a.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := a.UpdateKey(ctx, "order", KeyChange{Step: ptr(int64(20)), Description: ptr("orders"), MaxStep: ptr(int64(100))})
+	if err != nil || ks.Step != 20 || ks.Bounds.MaxStep != 100 {
+		t.Fatalf("UpdateKey: %+v, %v", ks, err)
+	}
+	if _, err := b.Next(ctx, "order"); err != nil {
+		t.Fatal(err)
+	}
+	if ks, _ := b.Key(ctx, "order"); ks.Description != "orders" || ks.Bounds.MaxStep != 100 || ks.MaxID != 21 {
+		t.Fatalf("the other node sees %+v", ks)
+	}
+	if err := a.RetireKey(ctx, "order"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Next(ctx, "order"); !errors.Is(err, idforge.ErrRetired) {
+		t.Fatalf("Next here: %v", err)
+	}
+	for range 30 { // the other node's 20 buffered values, then the refused claim
+		if _, err = b.Next(ctx, "order"); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, idforge.ErrRetired) {
+		t.Fatalf("the other node: %v, want ErrRetired at its next claim", err)
+	}
+	if k, _ := st.Key(ctx, "order"); k.MaxID != 21 {
+		t.Fatalf("max_id %d, want 21: no claim after the retirement", k.MaxID)
+	}
+	err = a.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1})
+	if !errors.Is(err, idforge.ErrKeyExists) || !strings.Contains(err.Error(), "retired") {
+		t.Fatalf("CreateKey(retired name): %v", err)
 	}
 }

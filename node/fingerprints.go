@@ -26,6 +26,16 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 		n.log.Warn("the store keeps no definitions: changes to the layout, sources and key formats that could repeat values are not guarded")
 		return nil
 	}
+	recorded, err := ds.Definitions(ctx, fingerprint.Kind)
+	if errors.Is(err, idforge.ErrInvalidArgument) {
+		// A database not migrated since definitions were added: serve
+		// as before rather than refuse to start after an upgrade.
+		n.log.Warn("changes to the layout, sources and key formats that could repeat values are not guarded: run `idforge migrate`", "err", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	if err := fingerprint.Check(ctx, ds, fingerprint.Layout(layout.String())); err != nil {
 		return err
 	}
@@ -56,10 +66,6 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 	}
 	// A key whose format was removed while it still issues shows its raw
 	// IDs, which can equal the permuted ones it showed before.
-	recorded, err := ds.Definitions(ctx, fingerprint.Kind)
-	if err != nil {
-		return err
-	}
 	for _, d := range recorded {
 		key, ok := strings.CutPrefix(d.Name, fingerprint.KindFormat+"/")
 		if !ok || formatted[key] || !n.stillIssues(ctx, ds, key) {

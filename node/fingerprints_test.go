@@ -23,6 +23,17 @@ func (keptStore) Close() error { return nil }
 // ErrUnsafeChange, saying what changed and what to do instead; an
 // unchanged configuration (or a password rotated) starts.
 func TestFingerprintGuard(t *testing.T) {
+	t.Run("memstore", func(t *testing.T) {
+		st := keptStore{memstore.New()}
+		testFingerprintGuard(t, func(s *Settings) {
+			s.OpenStore = func(context.Context, string, store.Options) (idforge.Store, error) { return st, nil }
+		})
+	})
+	// The default store: SQLite in the data directory.
+	t.Run("sqlite", func(t *testing.T) { testFingerprintGuard(t, func(*Settings) {}) })
+}
+
+func testFingerprintGuard(t *testing.T, withStore func(*Settings)) {
 	dir := t.TempDir()
 	member := func(db string) string {
 		return "sqlrow+sqlite://" + filepath.Join(dir, db) + "?name=s"
@@ -41,9 +52,8 @@ func TestFingerprintGuard(t *testing.T) {
 				Format: "feistel:bits=40+base62:min=7", FormatKey: "env:K1"}},
 		}
 	}
-	st := keptStore{memstore.New()}
 	open := func(s Settings) error {
-		s.OpenStore = func(context.Context, string, store.Options) (idforge.Store, error) { return st, nil }
+		withStore(&s)
 		n, err := Open(context.Background(), s)
 		if err == nil {
 			n.Close()
