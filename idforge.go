@@ -136,6 +136,19 @@ type KeyUpdater interface {
 	UpdateKey(ctx context.Context, name string, step int64, description string) error
 }
 
+// KeyChange is a change to a key (`PATCH /v1/keys/{key}`, the gRPC
+// UpdateKey, `idforge keys update`); a nil field is left as it is.
+type KeyChange struct {
+	// Step is a segment key's stored step (1 to MaxStep).
+	Step *int64
+	// Description is free text; "" clears it.
+	Description *string
+	// MinStep and MaxStep are a segment key's own adaptive-step bounds,
+	// which take the place of the node's on every node; 0 clears one,
+	// falling back to the node's.
+	MinStep, MaxStep *int64
+}
+
 // ValidateUpdate checks what KeyUpdater.UpdateKey may store for k, a key
 // as it stands: a step in [1, MaxStep] for a segment key and 0 for any
 // other, and a description Validate accepts. Errors wrap

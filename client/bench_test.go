@@ -107,6 +107,9 @@ func (l *localConn) strategy(ctx context.Context, key string) (idforge.Strategy,
 	return idforge.StrategySegment, nil
 }
 
+func (l *localConn) updateKey(context.Context, string, idforge.KeyChange) error { return nil }
+func (l *localConn) retireKey(context.Context, string) error                    { return nil }
+
 func (l *localConn) close() error { return nil }
 
 // BenchmarkRangeCache measures what a cached ID costs the caller when

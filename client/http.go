@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,9 +84,26 @@ type httpConn struct {
 // get fetches base+path into out, or returns the node's error answer as
 // an *Error.
 func (h *httpConn) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	return h.send(ctx, http.MethodGet, path, nil, out)
+}
+
+// send sends body (nil: none) as JSON with method to base+path and reads
+// the answer into out, or returns the node's error answer as an *Error.
+func (h *httpConn) send(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
 	if err != nil {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
 	if h.auth != "" {
@@ -96,14 +114,14 @@ func (h *httpConn) get(ctx context.Context, path string, out any) error {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
 	defer resp.Body.Close()
-	body := io.LimitReader(resp.Body, maxBody)
+	answer := io.LimitReader(resp.Body, maxBody)
 	if resp.StatusCode != http.StatusOK {
-		return h.errorOf(resp, body)
+		return h.errorOf(resp, answer)
 	}
-	if err := json.NewDecoder(body).Decode(out); err != nil {
-		return fmt.Errorf("idforge client: %s: reading the answer to GET %s: %w", h.addr, path, err)
+	if err := json.NewDecoder(answer).Decode(out); err != nil {
+		return fmt.Errorf("idforge client: %s: reading the answer to %s %s: %w", h.addr, method, path, err)
 	}
-	io.Copy(io.Discard, body) // so the connection can be reused
+	io.Copy(io.Discard, answer) // so the connection can be reused
 	return nil
 }
 

@@ -25,18 +25,6 @@ type KeyBounds struct {
 	MaxStep int64 `json:"max_step,omitempty"`
 }
 
-// KeyChange is a change to a key (UpdateKey); a nil field is left as it
-// is.
-type KeyChange struct {
-	// Step is a segment key's stored step (1 to idforge.MaxStep).
-	Step *int64
-	// Description is free text; "" clears it.
-	Description *string
-	// MinStep and MaxStep are a segment key's own adaptive-step bounds
-	// (KeyBounds); 0 clears one, falling back to the node's.
-	MinStep, MaxStep *int64
-}
-
 // keyDef is what the store's definitions say of a key.
 type keyDef struct {
 	bounds  KeyBounds
@@ -155,7 +143,7 @@ func applyKeyDef(key string, e *entry, def keyDef) *entry {
 }
 
 // UpdateKey changes a key's step, description and own adaptive-step
-// bounds (KeyChange), and returns it as changed. The key's max_id is never
+// bounds (idforge.KeyChange), and returns it as changed. The key's max_id is never
 // touched, so no change can make it issue a value again. This node
 // applies the change at once; other nodes from their next claim (the
 // stored step) or their next Refresh (the bounds).
@@ -165,11 +153,11 @@ func applyKeyDef(key string, e *entry, def keyDef) *entry {
 // idforge.MaxStep], a step or bounds for a key other than a segment key,
 // a bound below 0 or a minimum above the maximum, a description Key.Validate
 // refuses, or a store that cannot keep the change.
-func (i *Issuer) UpdateKey(ctx context.Context, name string, c KeyChange) (KeyState, error) {
+func (i *Issuer) UpdateKey(ctx context.Context, name string, c idforge.KeyChange) (KeyState, error) {
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return KeyState{}, err
 	}
-	if c == (KeyChange{}) {
+	if c == (idforge.KeyChange{}) {
 		return KeyState{}, fmt.Errorf("%w: key %q: nothing to change (give step, description, min_step or max_step)", idforge.ErrInvalidArgument, name)
 	}
 	k, err := i.store.Key(ctx, name)

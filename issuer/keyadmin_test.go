@@ -25,7 +25,7 @@ func TestUpdateKey(t *testing.T) {
 	if _, err := iss.Next(ctx, "order"); err != nil {
 		t.Fatal(err)
 	}
-	got, err := iss.UpdateKey(ctx, "order", KeyChange{Step: ptr(int64(50)), Description: ptr("orders"), MinStep: ptr(int64(20)), MaxStep: ptr(int64(500))})
+	got, err := iss.UpdateKey(ctx, "order", idforge.KeyChange{Step: ptr(int64(50)), Description: ptr("orders"), MinStep: ptr(int64(20)), MaxStep: ptr(int64(500))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,10 +33,10 @@ func TestUpdateKey(t *testing.T) {
 		t.Fatalf("after UpdateKey: %+v", got)
 	}
 	// Only what is given changes.
-	if got, err = iss.UpdateKey(ctx, "order", KeyChange{MaxStep: ptr(int64(0))}); err != nil || got.Step != 50 || got.Bounds != (KeyBounds{MinStep: 20}) {
+	if got, err = iss.UpdateKey(ctx, "order", idforge.KeyChange{MaxStep: ptr(int64(0))}); err != nil || got.Step != 50 || got.Bounds != (KeyBounds{MinStep: 20}) {
 		t.Fatalf("clearing max_step: %+v, %v", got, err)
 	}
-	if got, err = iss.UpdateKey(ctx, "msg", KeyChange{Description: ptr("events")}); err != nil || got.Description != "events" {
+	if got, err = iss.UpdateKey(ctx, "msg", idforge.KeyChange{Description: ptr("events")}); err != nil || got.Description != "events" {
 		t.Fatalf("snowflake key's description: %+v, %v", got, err)
 	}
 	// A second node sharing the store takes the bounds at its Refresh.
@@ -51,19 +51,19 @@ func TestUpdateKey(t *testing.T) {
 
 	for name, tc := range map[string]struct {
 		key  string
-		c    KeyChange
+		c    idforge.KeyChange
 		want error
 		says string
 	}{
-		"unknown key":         {"nope", KeyChange{Step: ptr(int64(5))}, idforge.ErrUnknownKey, "nope"},
-		"nothing to change":   {"order", KeyChange{}, idforge.ErrInvalidArgument, "nothing to change"},
-		"step 0":              {"order", KeyChange{Step: ptr(int64(0))}, idforge.ErrInvalidArgument, "step 0 out of range"},
-		"step too large":      {"order", KeyChange{Step: ptr(int64(idforge.MaxStep) + 1)}, idforge.ErrInvalidArgument, "out of range"},
-		"step of snowflake":   {"msg", KeyChange{Step: ptr(int64(5))}, idforge.ErrInvalidArgument, "segment keys only"},
-		"bounds of snowflake": {"msg", KeyChange{MinStep: ptr(int64(5))}, idforge.ErrInvalidArgument, "segment keys only"},
-		"negative bound":      {"order", KeyChange{MaxStep: ptr(int64(-1))}, idforge.ErrInvalidArgument, "want 0"},
-		"min above max":       {"order", KeyChange{MinStep: ptr(int64(100)), MaxStep: ptr(int64(50))}, idforge.ErrInvalidArgument, "above max_step"},
-		"bad name":            {"a b", KeyChange{Step: ptr(int64(5))}, idforge.ErrInvalidKey, "not allowed"},
+		"unknown key":         {"nope", idforge.KeyChange{Step: ptr(int64(5))}, idforge.ErrUnknownKey, "nope"},
+		"nothing to change":   {"order", idforge.KeyChange{}, idforge.ErrInvalidArgument, "nothing to change"},
+		"step 0":              {"order", idforge.KeyChange{Step: ptr(int64(0))}, idforge.ErrInvalidArgument, "step 0 out of range"},
+		"step too large":      {"order", idforge.KeyChange{Step: ptr(int64(idforge.MaxStep) + 1)}, idforge.ErrInvalidArgument, "out of range"},
+		"step of snowflake":   {"msg", idforge.KeyChange{Step: ptr(int64(5))}, idforge.ErrInvalidArgument, "segment keys only"},
+		"bounds of snowflake": {"msg", idforge.KeyChange{MinStep: ptr(int64(5))}, idforge.ErrInvalidArgument, "segment keys only"},
+		"negative bound":      {"order", idforge.KeyChange{MaxStep: ptr(int64(-1))}, idforge.ErrInvalidArgument, "want 0"},
+		"min above max":       {"order", idforge.KeyChange{MinStep: ptr(int64(100)), MaxStep: ptr(int64(50))}, idforge.ErrInvalidArgument, "above max_step"},
+		"bad name":            {"a b", idforge.KeyChange{Step: ptr(int64(5))}, idforge.ErrInvalidKey, "not allowed"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := iss.UpdateKey(ctx, tc.key, tc.c)
@@ -172,7 +172,7 @@ func TestRetireKey(t *testing.T) {
 	if ks, err := iss2.Key(ctx, "msg"); err != nil || !ks.Retired {
 		t.Fatalf("Key(msg) = %+v, %v; want it marked retired", ks, err)
 	}
-	if _, err := iss2.UpdateKey(ctx, "msg", KeyChange{Description: ptr("x")}); !errors.Is(err, idforge.ErrRetired) {
+	if _, err := iss2.UpdateKey(ctx, "msg", idforge.KeyChange{Description: ptr("x")}); !errors.Is(err, idforge.ErrRetired) {
 		t.Fatalf("UpdateKey(retired): %v, want ErrRetired", err)
 	}
 	if err := iss2.RetireKey(ctx, "nope"); !errors.Is(err, idforge.ErrUnknownKey) {
@@ -196,7 +196,7 @@ func TestKeyAdminSQLite(t *testing.T) {
 	if err := a.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1}); err != nil {
 		t.Fatal(err)
 	}
-	ks, err := a.UpdateKey(ctx, "order", KeyChange{Step: ptr(int64(20)), Description: ptr("orders"), MaxStep: ptr(int64(100))})
+	ks, err := a.UpdateKey(ctx, "order", idforge.KeyChange{Step: ptr(int64(20)), Description: ptr("orders"), MaxStep: ptr(int64(100))})
 	if err != nil || ks.Step != 20 || ks.Bounds.MaxStep != 100 {
 		t.Fatalf("UpdateKey: %+v, %v", ks, err)
 	}

@@ -3,8 +3,8 @@ package grpcapi
 import (
 	"context"
 
+	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
-	"github.com/idforge/idforge/issuer"
 )
 
 // UpdateKey changes a key's step, description and own adaptive-step
@@ -12,7 +12,7 @@ import (
 func (s *Server) UpdateKey(ctx context.Context, req *idforgev1.UpdateKeyRequest) (*idforgev1.Key, error) {
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	k, err := s.iss.UpdateKey(ctx, req.GetKey(), issuer.KeyChange{
+	k, err := s.iss.UpdateKey(ctx, req.GetKey(), idforge.KeyChange{
 		Step: req.Step, Description: req.Description, MinStep: req.MinStep, MaxStep: req.MaxStep,
 	})
 	if err != nil {

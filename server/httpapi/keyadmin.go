@@ -3,7 +3,7 @@ package httpapi
 import (
 	"net/http"
 
-	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge"
 )
 
 // keyRoute serves /v1/keys/{key}: GET shows the key, PATCH changes it,
@@ -35,7 +35,7 @@ func (h *handler) updateKey(c v1Call) (any, error) {
 	if err := decodeJSON(c.w, c.r, &req); err != nil {
 		return nil, err
 	}
-	k, err := h.iss.UpdateKey(c.ctx, c.r.PathValue("key"), issuer.KeyChange(req))
+	k, err := h.iss.UpdateKey(c.ctx, c.r.PathValue("key"), idforge.KeyChange(req))
 	return toKeyJSON(k), err
 }
 
