@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/idforge/idforge"
@@ -64,6 +65,9 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 			return errctx.In(err, "key %q", k.Name)
 		}
 	}
+	if err := n.checkObfuscation(ctx, ds, s, recorded); err != nil {
+		return err
+	}
 	// A key whose format was removed while it still issues shows its raw
 	// IDs, which can equal the permuted ones it showed before.
 	for _, d := range recorded {
@@ -85,4 +89,36 @@ func (n *Node) stillIssues(ctx context.Context, ds idforge.DefinitionStore, key 
 	}
 	d, err := ds.Definition(ctx, issuer.KindKey, key)
 	return err != nil || !d.Retired
+}
+
+// checkObfuscation guards the obfuscate plugins as one definition: their
+// keys, order, bits and secrets. Removing every one of them once recorded
+// is refused too: the keys they covered would show raw IDs.
+func (n *Node) checkObfuscation(ctx context.Context, ds idforge.DefinitionStore, s Settings, recorded []idforge.Definition) error {
+	var canonical, summary strings.Builder
+	for _, c := range s.Plugins {
+		if c.Kind != "obfuscate" {
+			continue
+		}
+		key, err := secret(c.Key, s.Getenv)
+		if err != nil {
+			return errctx.In(err, "plugin obfuscate: key")
+		}
+		line := fmt.Sprintf("keys=%v order=%d bits=%d", c.Keys, c.Order, c.Bits)
+		fmt.Fprintf(&canonical, "%s secret=%x\n", line, key)
+		if summary.Len() > 0 {
+			summary.WriteString("; ")
+		}
+		summary.WriteString(line)
+	}
+	d := fingerprint.Obfuscation(canonical.String(), summary.String())
+	if canonical.Len() > 0 {
+		return fingerprint.Check(ctx, ds, d)
+	}
+	for _, r := range recorded {
+		if r.Name == d.Kind+"/"+d.Name {
+			return fingerprint.Absent(ctx, ds, d)
+		}
+	}
+	return nil
 }

@@ -156,7 +156,22 @@ const (
 	KindSource = "source"
 	KindFormat = "format"
 	KindLayout = "snowflake"
+	KindPlugin = "plugin"
 )
+
+// Obfuscation is the guarded part of the obfuscate plugins (package
+// plugin), all of them together as one definition, "plugin/obfuscate":
+// each one's keys, order, bits and secret (hashed, never stored), in
+// the order given. canonical lists them, one line each, secrets
+// included; summary the same without secrets ("" when there is none).
+func Obfuscation(canonical, summary string) Def {
+	if summary == "" {
+		summary = "no obfuscate plugin"
+	}
+	return Def{Kind: KindPlugin, Name: "obfuscate", Canonical: canonical, Summary: summary,
+		Safe: "a changed permutation maps IDs onto ones already shown; keep the obfuscate plugins, their keys, bits and secrets, " +
+			"or move the keys they cover to new keys and retire the old ones"}
+}
 
 // Source is the guarded part of a sequence source: its balanced members
 // in order (none for a single URL, whose server an operator may move)
