@@ -18,9 +18,11 @@ import (
 // since its first use, in a way that can repeat values (see package
 // internal/fingerprint): the snowflake layout, a balanced source's
 // members or their order, an expansion's bits, a key's format or its
-// secret, a format removed from a key that still issues. What is used
-// for the first time is recorded. A store that keeps no definitions
-// checks nothing.
+// secret, the obfuscate plugins, a format or the obfuscate plugins
+// removed while keys still issue. It records nothing: Open records what
+// is used for the first time (recordFingerprints) once everything else
+// opened, so that a configuration that never ran is not recorded. A
+// store that keeps no definitions checks nothing.
 func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowflake.Layout) error {
 	ds, ok := n.store.(idforge.DefinitionStore)
 	if !ok {
@@ -37,11 +39,11 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 	if err != nil {
 		return err
 	}
-	if err := fingerprint.Check(ctx, ds, fingerprint.Layout(layout.String())); err != nil {
+	if err := n.guard(ctx, ds, fingerprint.Layout(layout.String())); err != nil {
 		return err
 	}
 	for _, sc := range s.Sources {
-		if err := fingerprint.Check(ctx, ds, fingerprint.Source(sc.Name, sc.Balance, sc.Expand)); err != nil {
+		if err := n.guard(ctx, ds, fingerprint.Source(sc.Name, sc.Balance, sc.Expand)); err != nil {
 			return errctx.In(err, "source %q", sc.Name)
 		}
 	}
@@ -61,7 +63,7 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 				return errctx.In(err, "key %q: format_key", k.Name)
 			}
 		}
-		if err := fingerprint.Check(ctx, ds, fingerprint.Format(k.Name, f.String(), key)); err != nil {
+		if err := n.guard(ctx, ds, fingerprint.Format(k.Name, f.String(), key)); err != nil {
 			return errctx.In(err, "key %q", k.Name)
 		}
 	}
@@ -113,11 +115,32 @@ func (n *Node) checkObfuscation(ctx context.Context, ds idforge.DefinitionStore,
 	}
 	d := fingerprint.Obfuscation(canonical.String(), summary.String())
 	if canonical.Len() > 0 {
-		return fingerprint.Check(ctx, ds, d)
+		return n.guard(ctx, ds, d)
 	}
 	for _, r := range recorded {
 		if r.Name == d.Kind+"/"+d.Name {
 			return fingerprint.Absent(ctx, ds, d)
+		}
+	}
+	return nil
+}
+
+// guard verifies d and keeps it for recordFingerprints.
+func (n *Node) guard(ctx context.Context, ds idforge.DefinitionStore, d fingerprint.Def) error {
+	if err := fingerprint.Verify(ctx, ds, d); err != nil {
+		return err
+	}
+	n.fingerprints = append(n.fingerprints, d)
+	return nil
+}
+
+// recordFingerprints records the fingerprints checkFingerprints verified
+// that the store has none of yet: the node now uses them.
+func (n *Node) recordFingerprints(ctx context.Context) error {
+	ds, _ := n.store.(idforge.DefinitionStore)
+	for _, d := range n.fingerprints {
+		if err := fingerprint.Check(ctx, ds, d); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -35,6 +35,7 @@ import (
 	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/internal/fingerprint"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/plugin"
@@ -147,6 +148,9 @@ type Node struct {
 	issuer   *issuer.Issuer
 	metrics  *metrics.Metrics
 	closers  []io.Closer // sources, counters, plugin files: closed first to last
+	// fingerprints are the definitions verified at Open, recorded once
+	// it has opened everything (see checkFingerprints).
+	fingerprints []fingerprint.Def
 
 	closeOnce sync.Once
 	closeErr  error
@@ -224,6 +228,9 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 		if _, err := n.issuer.Compile(ctx, d); err != nil {
 			return nil, errctx.In(err, "config serial %q", d.Name)
 		}
+	}
+	if err := n.recordFingerprints(ctx); err != nil {
+		return nil, err
 	}
 	return n, nil
 }

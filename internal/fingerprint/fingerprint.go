@@ -57,26 +57,40 @@ func (d Def) hash() string {
 
 func (d Def) name() string { return d.Kind + "/" + d.Name }
 
-// Check records d's fingerprint when the store has none for it, and
-// refuses d, with an error wrapping idforge.ErrUnsafeChange, when the one
-// recorded differs. A store that keeps no definitions (ds nil) checks
+// Verify refuses d, with an error wrapping idforge.ErrUnsafeChange, when
+// the fingerprint recorded for it differs; it records nothing. A caller
+// that may still fail for other reasons verifies first and calls Check
+// once the definition is in use, so that a definition that never ran is
+// not recorded. A store that keeps no definitions (ds nil) checks
 // nothing.
-func Check(ctx context.Context, ds idforge.DefinitionStore, d Def) error {
+func Verify(ctx context.Context, ds idforge.DefinitionStore, d Def) error {
+	_, err := verify(ctx, ds, d)
+	return err
+}
+
+// verify is Verify, also reporting whether a fingerprint is recorded.
+func verify(ctx context.Context, ds idforge.DefinitionStore, d Def) (found bool, err error) {
 	if ds == nil {
-		return nil
+		return true, nil
 	}
-	want := spec{Hash: d.hash(), Summary: d.Summary}
 	got, found, err := recorded(ctx, ds, d.name())
-	if err != nil {
+	if err != nil || !found {
+		return found, err
+	}
+	if got.Hash != d.hash() {
+		return true, refusal(d, got.Summary)
+	}
+	return true, nil
+}
+
+// Check is Verify, and records d's fingerprint when the store has none
+// for it (its first use).
+func Check(ctx context.Context, ds idforge.DefinitionStore, d Def) error {
+	found, err := verify(ctx, ds, d)
+	if err != nil || found {
 		return err
 	}
-	if found {
-		if got.Hash == want.Hash {
-			return nil
-		}
-		return refusal(d, got.Summary)
-	}
-	text, err := json.Marshal(want)
+	text, err := json.Marshal(spec{Hash: d.hash(), Summary: d.Summary})
 	if err != nil {
 		return err
 	}
