@@ -38,6 +38,13 @@ type Definition struct {
 	Updated time.Time
 }
 
+// Where a definition comes from, as every list of definitions (sources,
+// counters, quotas) marks it.
+const (
+	OriginFile = "file" // the node's configuration file; not kept in the store
+	OriginAPI  = "api"  // defined through the API and kept in the store
+)
+
 // MaxSpecLen is the longest Spec a store keeps.
 const MaxSpecLen = 16 << 10
 

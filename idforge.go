@@ -36,6 +36,13 @@ type BatchGenerator interface {
 // Tinyid clients meet the cap they know.
 const MaxCount = 10_000
 
+// DefaultRequestTimeout bounds how long one request, on any way in (the
+// HTTP API, the Leaf, Tinyid and Vesta endpoints, each gRPC call or
+// Stream message), waits for the store when its server is not told
+// otherwise: long enough to ride out a store's brief hiccup, short enough
+// that a caller fails over to another node instead of hanging.
+const DefaultRequestTimeout = 5 * time.Second
+
 // Strategy names the way a key issues IDs. Segment, snowflake and source
 // keys issue int64 IDs; uuidv7 and ulid keys issue strings.
 type Strategy string

@@ -174,7 +174,7 @@ func (c *cached) startFetchLocked(kc *keyCache, key string) *fetch {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		ids, err := c.remote.NextN(c.ctx, key, c.batch)
+		ids, err := c.remote.block(c.ctx, key, c.batch)
 		kc.mu.Lock()
 		kc.fetches++
 		kc.fetching = nil

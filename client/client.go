@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -44,6 +45,30 @@ type Client interface {
 	// answering) node; a negative ID or one the layout cannot have made
 	// is an error wrapping idforge.ErrInvalidArgument.
 	Explain(ctx context.Context, id int64) (Explanation, error)
+	// Stream issues key's IDs in batches of batch IDs (batch ≥ 1, at
+	// most the server's maximum) for as long as the caller ranges over
+	// it: the bulk form, for a consumer that wants millions of IDs.
+	//
+	//	for ids, err := range c.Stream(ctx, "order", 10_000) {
+	//		if err != nil {
+	//			return err // the stream ended; call Stream again to go on
+	//		}
+	//		use(ids) // the caller's to keep
+	//	}
+	//
+	// Over gRPC it is one call of the IDForge Stream method, the server
+	// issuing each message as the previous one is sent (HTTP/2 flow
+	// control keeps it a window ahead of a slow reader); over HTTP it is
+	// one GET /v1/ids/{key}?form=ranges per batch, whose answer is a few
+	// ranges, not a string per ID; embedded, one NextN per batch. Each
+	// batch holds 1 to batch IDs (fewer as NextN's). A node that fails
+	// mid-stream is set aside and the stream goes on on the next node, as
+	// a call fails over (see the package doc); an error that another node
+	// would answer the same way, or ctx ending, ends it with one last
+	// iteration carrying the error. IDs the server issued that the caller
+	// never received are lost (a gap, never a duplicate). Breaking out of
+	// the loop ends the stream. WithRangeCache does not change Stream.
+	Stream(ctx context.Context, key string, batch int) iter.Seq2[[]int64, error]
 	// Key returns a generator of key's IDs over this client.
 	Key(key string) idforge.BatchGenerator
 	// Close releases the client's connections and drops IDs it has

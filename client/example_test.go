@@ -183,3 +183,44 @@ func ExampleWithRangeCache() {
 	// Output:
 	// 250
 }
+
+// Bulk: a consumer that wants millions of IDs ranges over Stream. Over
+// gRPC it is one call whose messages carry batch IDs each; over HTTP one
+// compact ranges answer per batch.
+func ExampleClient_Stream() {
+	iss := newIssuer()
+	defer iss.Close()
+	g := grpc.NewServer()
+	grpcapi.New(iss, grpcapi.Options{Logger: quiet}).Register(g)
+	ln := bufconn.Listen(1 << 20)
+	go g.Serve(ln)
+	defer g.Stop()
+
+	c, err := client.NewGRPC([]string{"passthrough:///idforge"},
+		client.WithDialOptions(grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			return ln.DialContext(ctx)
+		})))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	total := 0
+	for ids, err := range c.Stream(context.Background(), "order", 10_000) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		if total == 0 {
+			fmt.Println("first batch:", ids[0], "to", ids[len(ids)-1])
+		}
+		if total += len(ids); total >= 100_000 {
+			break // ends the stream
+		}
+	}
+	fmt.Println(total, "IDs")
+	// Output:
+	// first batch: 1 to 10000
+	// 100000 IDs
+}

@@ -33,6 +33,11 @@ func NewHTTP(addrs []string, opts ...Option) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newRemote(addrs, o, httpConns(o))
+}
+
+// httpConns returns what opens a node of the HTTP API with options o.
+func httpConns(o options) func(addr string) (conn, error) {
 	hc, own := o.httpClient, (*http.Transport)(nil)
 	if hc == nil {
 		own = http.DefaultTransport.(*http.Transport).Clone()
@@ -45,13 +50,13 @@ func NewHTTP(addrs []string, opts ...Option) (Client, error) {
 	if o.token != "" {
 		auth = "Bearer " + o.token
 	}
-	return newRemote(addrs, o, func(addr string) (conn, error) {
+	return func(addr string) (conn, error) {
 		base, err := baseURL(addr, o.tls != nil)
 		if err != nil {
 			return nil, err
 		}
 		return &httpConn{addr: addr, base: base, hc: hc, own: own, auth: auth}, nil
-	})
+	}
 }
 
 // baseURL turns an address into the URL the API paths are appended to.
@@ -87,25 +92,26 @@ func (h *httpConn) get(ctx context.Context, path string, out any) error {
 	return h.send(ctx, http.MethodGet, path, nil, out)
 }
 
-// send sends body (nil: none) as JSON with method to base+path and reads
-// the answer into out, or returns the node's error answer as an *Error.
-func (h *httpConn) send(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+// send makes a request of method to base+path with in as its JSON body
+// (none when nil) and reads a 200 or 201 answer into out, or returns the
+// node's error answer as an *Error.
+func (h *httpConn) send(ctx context.Context, method, path string, in, out any) error {
+	var reqBody io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
 		if err != nil {
-			return fmt.Errorf("idforge client: %s: %w", h.addr, err)
+			return fmt.Errorf("idforge client: %w", err)
 		}
-		rd = bytes.NewReader(b)
+		reqBody = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, h.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, reqBody)
 	if err != nil {
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
-	if body != nil {
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	req.Header.Set("Accept", "application/json")
 	if h.auth != "" {
 		req.Header.Set("Authorization", h.auth)
 	}
@@ -114,14 +120,14 @@ func (h *httpConn) send(ctx context.Context, method, path string, body, out any)
 		return fmt.Errorf("idforge client: %s: %w", h.addr, err)
 	}
 	defer resp.Body.Close()
-	answer := io.LimitReader(resp.Body, maxBody)
-	if resp.StatusCode != http.StatusOK {
-		return h.errorOf(resp, answer)
+	body := io.LimitReader(resp.Body, maxBody)
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return h.errorOf(resp, body)
 	}
-	if err := json.NewDecoder(answer).Decode(out); err != nil {
+	if err := json.NewDecoder(body).Decode(out); err != nil {
 		return fmt.Errorf("idforge client: %s: reading the answer to %s %s: %w", h.addr, method, path, err)
 	}
-	io.Copy(io.Discard, answer) // so the connection can be reused
+	io.Copy(io.Discard, body) // so the connection can be reused
 	return nil
 }
 

@@ -32,6 +32,12 @@ type conn interface {
 	strategy(ctx context.Context, key string) (idforge.Strategy, error)
 	updateKey(ctx context.Context, key string, c idforge.KeyChange) error
 	retireKey(ctx context.Context, key string) error
+	// stream hands key's IDs, batch at a time, to yield until it returns
+	// false (then nil) or the node fails (its error); timeout bounds
+	// each request where the transport makes one per batch.
+	stream(ctx context.Context, key string, batch int, timeout time.Duration, yield func([]int64) bool) error
+	// block fetches up to n IDs of a segment key for the range cache.
+	block(ctx context.Context, key string, n int) ([]int64, error)
 	close() error
 }
 

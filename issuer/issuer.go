@@ -23,6 +23,7 @@ import (
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/timeid"
 )
@@ -37,6 +38,9 @@ type Settings struct {
 	Sources map[string]idforge.Generator
 	// Counters are named per-period counters for serial templates.
 	Counters map[string]idforge.PeriodCounter
+	// Definitions serves sources and counters defined through the API;
+	// nil means none (see Definitions).
+	Definitions Definitions
 	// Serials are serial definitions from the configuration. They come
 	// before definitions in the store, which may add more.
 	Serials []idforge.Serial
@@ -61,10 +65,9 @@ type Issuer struct {
 	snow  *snowflake.Generator
 	set   Settings
 
-	// keys maps names to entries for keys seen in the store. It is copied
-	// on write (keys are added rarely, read on every call), so the read
-	// path is one atomic load and a plain map lookup.
-	keys atomic.Pointer[map[string]*entry]
+	// keys maps names to entries for keys seen in the store: the read
+	// path is one atomic load and a plain map lookup (see keyMap).
+	keys *keyMap
 
 	// serials caches compiled serial templates by name, copied on write
 	// like keys.
@@ -126,7 +129,7 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 	if set.Segment.Logger == nil {
 		set.Segment.Logger = set.Logger
 	}
-	i := &Issuer{store: store, snow: snow, set: set}
+	i := &Issuer{store: store, snow: snow, set: set, keys: newKeyMap()}
 	if i.definitions() != nil {
 		also := set.Segment.Check
 		i.set.Segment.Check = func(ctx context.Context, key string) error {
@@ -139,19 +142,16 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 	for _, f := range set.Formats {
 		i.permutes = i.permutes || f.Permute != nil
 	}
-	keys := make(map[string]*entry, len(set.Sources))
 	for name, src := range set.Sources {
-		keys[name] = i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)})
+		i.keys.store(name, i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)}))
 	}
-	i.keys.Store(&keys)
 	i.serials.Store(&map[string]*serialEntry{})
 	return i
 }
 
 // lookup returns the entry of a key seen before.
 func (i *Issuer) lookup(key string) (*entry, bool) {
-	e, ok := (*i.keys.Load())[key]
-	return e, ok
+	return i.keys.load(key)
 }
 
 // errNoSnowflake is returned for snowflake keys when the node has no
@@ -172,10 +172,18 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 		return nil, err
 	}
 	k, err := i.store.Key(ctx, key)
+	var defined *entry
+	if errors.Is(err, idforge.ErrUnknownKey) {
+		// Not a key: maybe a source defined through the API.
+		defined, err = i.definedSource(ctx, key, err)
+	}
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	def := i.keyDefOrNone(ctx, key)
+	var def keyDef
+	if defined == nil {
+		def = i.keyDefOrNone(ctx, key)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
@@ -183,11 +191,14 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	}
 	e, ok := i.lookup(key)
 	if !ok {
-		if e, err = i.newEntry(k); err != nil {
-			return nil, err
+		e = defined
+		if e == nil {
+			if e, err = i.newEntry(k); err != nil {
+				return nil, err
+			}
+			e = applyKeyDef(key, e, def)
 		}
-		e = applyKeyDef(key, e, def)
-		i.setEntriesLocked(func(m map[string]*entry) { m[key] = e })
+		i.keys.store(key, e)
 	}
 	if e.retired != nil {
 		return nil, e.retired
@@ -230,18 +241,6 @@ func (i *Issuer) withLimit(key string, e *entry) *entry {
 	return e
 }
 
-// setEntriesLocked publishes a changed copy of the key map. Called with mu
-// held.
-func (i *Issuer) setEntriesLocked(change func(map[string]*entry)) {
-	old := *i.keys.Load()
-	next := make(map[string]*entry, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	change(next)
-	i.keys.Store(&next)
-}
-
 // Refresh re-reads the key catalogue, so that changes made by other nodes
 // or by hand reach this node without a restart: new keys are set up, a
 // changed stored step becomes the segment allocator's minimum, a key's own
@@ -263,33 +262,37 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 	for _, k := range keys {
 		inStore[k.Name] = k
 	}
-	current := *i.keys.Load()
-	var removed []*entry
-	i.setEntriesLocked(func(m map[string]*entry) {
-		for name, e := range current {
-			if e.strategy == idforge.StrategySource {
-				continue // from the configuration, not the store
-			}
-			k, ok := inStore[name]
-			if !ok || k.Strategy != e.strategy {
-				delete(m, name)
-				removed = append(removed, e)
-				continue
-			}
-			if e.alloc != nil {
-				e.alloc.SetStoredStep(k.Step)
-			}
-			m[name] = applyKeyDef(name, e, defs[name])
+	current := i.keys.all()
+	var (
+		removed []*entry
+		drop    []string
+	)
+	for name, e := range current {
+		if e.strategy == idforge.StrategySource {
+			continue // from the configuration, not the store
 		}
-		for name, k := range inStore {
-			if _, ok := current[name]; ok {
-				continue
-			}
-			if e, err := i.newEntry(k); err == nil {
-				m[name] = applyKeyDef(name, e, defs[name])
-			}
+		k, ok := inStore[name]
+		if !ok || k.Strategy != e.strategy {
+			drop = append(drop, name)
+			removed = append(removed, e)
+			continue
 		}
-	})
+		if e.alloc != nil {
+			e.alloc.SetStoredStep(k.Step)
+		}
+		if next := applyKeyDef(name, e, defs[name]); next != e {
+			i.keys.store(name, next)
+		}
+	}
+	i.keys.remove(drop)
+	for name, k := range inStore {
+		if _, ok := current[name]; ok {
+			continue
+		}
+		if e, err := i.newEntry(k); err == nil {
+			i.keys.store(name, applyKeyDef(name, e, defs[name]))
+		}
+	}
 	for _, e := range removed {
 		if e.alloc != nil {
 			i.set.Logger.Info("key removed from the store; dropping it", "key", e.alloc.Key())
@@ -357,8 +360,13 @@ func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy
 	if i.set.Plugins.Empty() {
 		return draw()
 	}
-	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)
+	format, _ := ctx.Value(formatKey{}).(string)
+	return i.set.Plugins.Run(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n, Format: format}, draw)
 }
+
+// formatKey carries the format NextStrings was asked for to the
+// plugins' Call.
+type formatKey struct{}
 
 // drawN draws up to n raw IDs of e. A segment key's allocator hands out
 // only IDs up to e.limit, the most its format and plugins take, and none
@@ -741,6 +749,8 @@ type KeyState struct {
 	// Bounds are the key's own adaptive-step bounds (UpdateKey); zero
 	// values fall back to the node's.
 	Bounds KeyBounds
+	// Source is a source key's status when the source reports one.
+	Source *sequence.Status
 }
 
 // storeErr passes on a store's failure as idforge.BackendError does: one
@@ -760,7 +770,7 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 		out[n] = i.state(k, defs[k.Name])
 	}
 	for name := range i.set.Sources {
-		out = append(out, KeyState{Key: idforge.Key{Name: name, Strategy: idforge.StrategySource}})
+		out = append(out, i.sourceState(name))
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
@@ -782,13 +792,14 @@ func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
 // Active returns the keys this node has set up, with their live state,
 // without asking the store: cheap enough for every metrics scrape.
 func (i *Issuer) Active() []KeyState {
-	m := *i.keys.Load()
+	m := i.keys.all()
 	out := make([]KeyState, 0, len(m))
 	for name, e := range m {
 		st := KeyState{Key: idforge.Key{Name: name, Strategy: e.strategy}}
 		if e.alloc != nil {
-			stats := e.alloc.Stats()
-			st.Segment = &stats
+			if stats := e.alloc.Stats(); used(stats) {
+				st.Segment = &stats
+			}
 		}
 		out = append(out, st)
 	}
@@ -799,10 +810,18 @@ func (i *Issuer) Active() []KeyState {
 func (i *Issuer) state(k idforge.Key, def keyDef) KeyState {
 	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy), Retired: def.retired, Bounds: def.bounds}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
-		stats := e.alloc.Stats()
-		st.Segment = &stats
+		if stats := e.alloc.Stats(); used(stats) {
+			st.Segment = &stats
+		}
 	}
 	return st
+}
+
+// used reports whether a segment key's allocator has been asked for IDs:
+// a key Refresh set up but nobody used has no state to report, counts in
+// no readiness and exports no metrics, however many such keys there are.
+func used(st segment.Stats) bool {
+	return st.Loads > 0 || st.Waits > 0 || st.Failures > 0 || st.Issued > 0
 }
 
 // Snowflake returns the node's snowflake generator, nil when it has none.
@@ -836,6 +855,9 @@ type Readiness struct {
 	StoreErr error
 	// Keys holds the segment keys this node has issued from.
 	Keys []KeyState
+	// Sources holds the sequence sources that are not up: one degraded
+	// makes the node Degraded, one down Unavailable.
+	Sources []SourceStatus
 }
 
 // CanServe reports whether the status is Ready or Degraded.
@@ -857,6 +879,7 @@ func (i *Issuer) Readiness(ctx context.Context) Readiness {
 			r.Status = Unavailable
 		}
 	}
+	i.weighSources(&r)
 	return r
 }
 
@@ -875,7 +898,7 @@ func (i *Issuer) Close() error {
 		mu   sync.Mutex
 		errs []error
 	)
-	for _, e := range *i.keys.Load() {
+	for _, e := range i.keys.all() {
 		if e.alloc == nil {
 			continue
 		}

@@ -284,7 +284,7 @@ func (i *Issuer) RetireKey(ctx context.Context, name string) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if e, ok := i.lookup(name); ok {
-		i.setEntriesLocked(func(m map[string]*entry) { m[name] = applyKeyDef(name, e, keyDef{retired: true}) })
+		i.keys.store(name, applyKeyDef(name, e, keyDef{retired: true}))
 	}
 	i.set.Logger.Info("key retired", "key", name)
 	return nil

@@ -36,7 +36,7 @@ func (i *Issuer) Compile(ctx context.Context, def idforge.Serial) (*serial.Templ
 			return nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
 		}
 	}
-	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serial.ResolverFunc(i.resolveSource)})
+	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serialResolver{i}})
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up while a key the template draws on was being
 		// read: that is the answer, not "invalid template".
@@ -46,18 +46,49 @@ func (i *Issuer) Compile(ctx context.Context, def idforge.Serial) (*serial.Templ
 }
 
 // resolveSource finds what a template's @{seq:NAME} draws from: a
-// configured counter or source, or a key (segment or snowflake).
+// configured counter or source, one defined through the API, or a key
+// (segment or snowflake).
 func (i *Issuer) resolveSource(ctx context.Context, name string) (serial.Source, error) {
 	if c, ok := i.set.Counters[name]; ok {
 		return serial.Source{Counter: c}, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
 	defer cancel()
+	if c, err := i.definedCounter(ctx, name); c != nil || err != nil {
+		return serial.Source{Counter: c}, err
+	}
 	e, err := i.resolve(ctx, name)
 	if err != nil {
 		return serial.Source{}, err
 	}
 	return serial.Source{Generator: e.gen}, nil
+}
+
+// serialResolver is what templates draw from: resolveSource, and, for
+// @{seq:NAME,by=PARAM}, createSource.
+type serialResolver struct{ i *Issuer }
+
+func (r serialResolver) Resolve(ctx context.Context, name string) (serial.Source, error) {
+	return r.i.resolveSource(ctx, name)
+}
+
+// Create returns the source of a counter a template chooses by a
+// parameter (NAME-VALUE): a configured counter or source, or a key,
+// created as a segment key (DefaultStep, from 1) on first use. The
+// template has checked the value against its limits before.
+func (r serialResolver) Create(ctx context.Context, name string) (serial.Source, error) {
+	src, err := r.i.resolveSource(ctx, name)
+	if !errors.Is(err, idforge.ErrUnknownKey) {
+		return src, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	k := idforge.Key{Name: name, Strategy: idforge.StrategySegment, Step: DefaultStep, MaxID: 1,
+		Description: "created on first use by a serial template's seq with by="}
+	if err := r.i.EnsureKey(ctx, k); err != nil {
+		return serial.Source{}, err
+	}
+	return r.i.resolveSource(ctx, name)
 }
 
 // serialDef finds a definition: configuration first, then the store.

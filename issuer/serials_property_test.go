@@ -48,14 +48,20 @@ func TestSerialUniquenessProperty(t *testing.T) {
 	w := newSerialWorlds(t)
 	cases := propertyCases(t)
 	r := rand.New(rand.NewPCG(20250413, 12))
-	accepted := 0
+	accepted, byParam := 0, 0
 	for c := range cases {
 		sc := genSerialCase(randChooser{r})
 		if w.check(t, c, sc) {
 			accepted++
+			if strings.Contains(sc.def.Template, ",by=") {
+				byParam++
+			}
 		}
 	}
-	t.Logf("%d of %d random templates accepted and checked", accepted, cases)
+	t.Logf("%d of %d random templates accepted and checked, %d with a counter chosen by a parameter", accepted, cases, byParam)
+	if byParam == 0 && cases >= 100 {
+		t.Fatal("no template with a counter chosen by a parameter was accepted: the generator no longer exercises by=")
+	}
 	// A generator that produces only refusals would prove nothing.
 	if accepted < cases/5 {
 		t.Fatalf("only %d of %d templates were accepted: the generator no longer exercises issuing", accepted, cases)
@@ -170,6 +176,12 @@ func genSerialCase(c chooser) serialCase {
 			fmt.Fprintf(&b, "@{seq:%s", propSources[c.intn(len(propSources))])
 			if c.intn(3) > 0 {
 				fmt.Fprintf(&b, ",width=%d%s", 1+c.intn(8), propPads[c.intn(len(propPads))])
+			}
+			if kind == 3 && len(rules) > 0 {
+				// The counter chosen by the last parameter before it
+				// (JD's job numbers per counting unit): every value
+				// counts from 1 in its own key.
+				fmt.Fprintf(&b, ",by=%s", rules[len(rules)-1].name)
 			}
 			b.WriteString("}")
 		case 4:

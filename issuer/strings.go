@@ -72,6 +72,9 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 	// The IDs come permuted already (see many): only the text stage is
 	// left to apply.
 	f = f.Text()
+	if spec != "" {
+		ctx = context.WithValue(ctx, formatKey{}, spec)
+	}
 	var ids []int64
 	if n == 1 {
 		var id int64

@@ -42,8 +42,9 @@ func ExampleMetrics_InstrumentHTTP() {
 	// idforge_http_requests_total{code="503",handler="api"} 1
 }
 
-// ObserveSource exports the members of a balanced source: here the second
-// member fails (its allocator is closed), so the first call ejects it.
+// ObserveSource exports a source's status: here a balanced source whose
+// second member fails (its allocator is closed), so the first call
+// ejects it and the source is degraded.
 func ExampleMetrics_ObserveSource() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -61,11 +62,12 @@ func ExampleMetrics_ObserveSource() {
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, line := range strings.Split(rec.Body.String(), "\n") {
-		if strings.HasPrefix(line, "idforge_source_member_ejected{") {
+		if strings.HasPrefix(line, "idforge_source_member_ejected{") || strings.HasPrefix(line, "idforge_source_health{") {
 			fmt.Println(line)
 		}
 	}
 	// Output:
+	// idforge_source_health{source="tickets"} 1
 	// idforge_source_member_ejected{member="down",source="tickets"} 1
 	// idforge_source_member_ejected{member="up",source="tickets"} 0
 }

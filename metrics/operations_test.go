@@ -116,6 +116,11 @@ func TestScrapeOperations(t *testing.T) {
 		`idforge_source_member_ejected{member="up",source="tickets"} 0`,
 		`idforge_source_member_ejections_total{member="down",source="tickets"} 1`,
 		`idforge_source_member_errors_total{member="down",source="tickets"} 1`,
+		`idforge_source_member_calls_total{member="down",source="tickets"} 1`,
+		`idforge_source_member_rescue_seconds{member="up",source="tickets"} 0`,
+		`idforge_source_health{source="tickets"} 1`,
+		`idforge_source_failures_total{source="tickets"} 1`,
+		`idforge_source_last_error_timestamp_seconds{source="tickets"} `,
 		`idforge_segment_outage_budget_seconds{key="a"} 600`,
 	} {
 		if !strings.Contains(body, want) {

@@ -12,8 +12,10 @@
 // A node holds its data directory (locked: one process at a time), the
 // store, a worker ID leased from its provider and kept across lost
 // leases (worker.Supervise), the snowflake generator on that ID, the
-// configured sequence sources and counters, key formats and plugins, and
-// the issuer over them with its metrics. Only the backends, sources and
+// configured sequence sources and counters (and those defined through the
+// API, kept in the store: opened on first use, re-checked every
+// Settings.RecheckDefinitions), key formats and plugins, and the issuer
+// over them with its metrics. Only the backends, sources and
 // coordinators a program links are known: import store/all, sequence/all
 // and worker/all for every one, as the command does.
 package node
@@ -39,6 +41,7 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
@@ -86,13 +89,23 @@ type Settings struct {
 	Sources []Source
 	// Counters are named per-period counters for serial templates.
 	Counters []Counter
+	// RecheckDefinitions is how often the node re-reads the sources and
+	// counters defined through the API that it serves, so that one
+	// retired on another node stops here too. Zero means DefaultRecheck.
+	RecheckDefinitions time.Duration
 	// Serials are serial-number definitions, each compiled at Open: a bad
 	// template or a missing source is an error of Open.
 	Serials []idforge.Serial
 	// Plugins run around every issue of IDs (plugin.Build).
 	Plugins []plugin.Config
+	// Quotas are the config file's quotas (package quota); those defined
+	// through the API live in the store. The quota plugin runs first.
+	Quotas []quota.Spec
 	// Logger receives the node's log lines. Nil means slog.Default().
 	Logger *slog.Logger
+	// MetricsPerKey is metrics.Options.PerKey: how many segment keys get
+	// their own series (0 the default, negative none).
+	MetricsPerKey int
 	// Getenv reads the environment variables that secrets name
 	// ("env:VARNAME" in Key.FormatKey and plugin keys). Nil means
 	// os.Getenv.
@@ -146,11 +159,14 @@ type Node struct {
 	snow     *snowflake.Generator
 	lease    *worker.Supervisor
 	issuer   *issuer.Issuer
+	quotas   *quota.Manager
 	metrics  *metrics.Metrics
 	closers  []io.Closer // sources, counters, plugin files: closed first to last
 	// fingerprints are the definitions verified at Open, recorded once
 	// it has opened everything (see checkFingerprints).
 	fingerprints []fingerprint.Def
+	// pluginList describes the configured plugins (Plugins).
+	pluginList []string
 
 	closeOnce sync.Once
 	closeErr  error
@@ -174,7 +190,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if s.OpenStore == nil {
 		s.OpenStore = store.Open
 	}
-	n := &Node{log: s.Logger, metrics: metrics.New()}
+	n := &Node{log: s.Logger, metrics: metrics.NewWithOptions(metrics.Options{PerKey: s.MetricsPerKey})}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -201,12 +217,21 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if set.Sources, set.Counters, err = n.openSequences(ctx, s); err != nil {
 		return nil, err
 	}
+	defs := newCatalog(n.store, s, n.metrics, n.dir.File("counters"))
+	n.closers = append([]io.Closer{defs}, n.closers...)
+	set.Definitions = defs
 	if set.Formats, err = keyFormats(s); err != nil {
 		return nil, err
 	}
-	if set.Plugins, err = n.plugins(s); err != nil {
+	lim := quota.NewLimiter(nil)
+	n.closers = append(n.closers, lim)
+	if n.quotas, err = quota.NewManager(ctx, lim, n.store, s.Quotas, s.Logger); err != nil {
 		return nil, err
 	}
+	if set.Plugins, err = n.plugins(s, lim); err != nil {
+		return nil, err
+	}
+	n.pluginList = describePlugins(s.Plugins)
 	set.Segment.Logger = cmp.Or(set.Segment.Logger, s.Logger)
 	set.Segment.OnClaim = n.metrics.OnClaim
 	if also := s.Segment.OnClaim; also != nil {
@@ -281,11 +306,11 @@ var _ worker.Target = generator{}
 
 func (g generator) Bind(l worker.Lease) error { return g.Rebind(l.ID(), l.LastTime(), l) }
 
-// plugins builds the configured plugin chain; nil when there is none.
-func (n *Node) plugins(s Settings) (*plugin.Chain, error) {
+// plugins builds the configured plugin chain, behind the quota limiter.
+func (n *Node) plugins(s Settings, lim *quota.Limiter) (*plugin.Chain, error) {
 	env := plugin.Env{Logger: s.Logger, Metrics: n.metrics.Registerer(), Dir: n.dir.Path(),
 		Secret: func(v string) ([]byte, error) { return secret(v, s.Getenv) }}
-	var ps []plugin.Plugin
+	ps := []plugin.Plugin{lim}
 	for _, c := range s.Plugins {
 		p, closer, err := plugin.Build(c, env)
 		if err != nil {
@@ -296,11 +321,11 @@ func (n *Node) plugins(s Settings) (*plugin.Chain, error) {
 		}
 		ps = append(ps, p)
 	}
-	if len(ps) == 0 {
-		return nil, nil
-	}
 	return plugin.NewChain(nil, ps...), nil
 }
+
+// Quotas returns the node's quotas: the config file's and the store's.
+func (n *Node) Quotas() *quota.Manager { return n.quotas }
 
 // Issuer returns the issuer every ID, key and serial goes through.
 func (n *Node) Issuer() *issuer.Issuer { return n.issuer }

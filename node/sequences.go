@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"strings"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/compose"
@@ -18,39 +20,51 @@ import (
 func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforge.Generator, map[string]idforge.PeriodCounter, error) {
 	sources := map[string]idforge.Generator{}
 	for _, sc := range s.Sources {
-		src, err := n.openSource(ctx, sc)
+		src, closers, err := openSource(ctx, sc, n.log, n.metrics)
 		if err != nil {
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
+		n.closers = append(n.closers, closers...)
 		sources[sc.Name] = src
 	}
 	counters := map[string]idforge.PeriodCounter{}
 	for _, c := range s.Counters {
-		u, err := url.Parse(c.URL)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
-		}
-		q := u.Query()
-		if !q.Has("name") {
-			q.Set("name", c.Name)
-		}
-		if !q.Has("dir") {
-			q.Set("dir", n.dir.File("counters"))
-		}
-		u.RawQuery = q.Encode()
-		counter, err := sequence.OpenCounter(ctx, u.String())
+		counter, closer, err := openCounter(ctx, c, n.dir.File("counters"))
 		if err != nil {
 			return nil, nil, errctx.In(err, "counter %q", c.Name)
 		}
-		n.closers = append(n.closers, counter)
+		n.closers = append(n.closers, closer)
 		counters[c.Name] = counter
 	}
 	return sources, counters, nil
 }
 
-// openSource opens one configured source: a URL, or a balanced set, then
-// the memory expansion when asked for.
-func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, error) {
+// openCounter opens one counter: its URL, naming the counter and putting
+// its mark file in dir (<DataDir>/counters) unless the URL says otherwise.
+func openCounter(ctx context.Context, c Counter, dir string) (idforge.PeriodCounter, io.Closer, error) {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
+	}
+	q := u.Query()
+	if !q.Has("name") {
+		q.Set("name", c.Name)
+	}
+	if !q.Has("dir") {
+		q.Set("dir", dir)
+	}
+	u.RawQuery = q.Encode()
+	counter, err := sequence.OpenCounter(ctx, u.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	return counter, counter, nil
+}
+
+// openSource opens one source: a URL, or a balanced set, then the memory
+// expansion when asked for. It returns what to close, first to last. It
+// registers its metrics with m (once per name) unless m is nil (a check).
+func openSource(ctx context.Context, sc Source, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
 	if len(sc.Balance) > 0 {
@@ -60,31 +74,37 @@ func (n *Node) openSource(ctx context.Context, sc Source) (idforge.Generator, er
 			SlowThreshold: sc.SlowThreshold,
 			SlowCount:     sc.SlowCount,
 			SlowWindow:    sc.SlowWindow,
-			Logger:        n.log,
+			Logger:        log,
 		})
 		if err == nil {
-			n.metrics.ObserveSource(sc.Name, bal)
 			src = bal
 		}
 	} else {
 		src, err = sequence.Open(ctx, sc.URL)
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	n.closers = append(n.closers, src)
-	if b, ok := src.(interface{ Backwards() int64 }); ok {
-		n.metrics.ObserveBackwards(sc.Name, b.Backwards)
+	if p, ok := src.(interface{ Ping(context.Context) error }); ok {
+		if err := p.Ping(ctx); err != nil {
+			src.Close()
+			return nil, nil, err
+		}
+	}
+	if b, ok := src.(interface{ Backwards() int64 }); ok && m != nil {
+		m.ObserveBackwards(sc.Name, b.Backwards)
 	}
 	if sc.Expand == 0 {
-		return src, nil
+		observeSource(m, sc.Name, src)
+		return src, []io.Closer{src}, nil
 	}
-	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: n.log})
+	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: log})
 	if err != nil {
-		return nil, err
+		src.Close()
+		return nil, nil, err
 	}
-	n.closers = append([]io.Closer{exp}, n.closers...) // stop the prefetcher before its source
-	return exp, nil
+	observeSource(m, sc.Name, exp)
+	return exp, []io.Closer{exp, src}, nil // stop the prefetcher before its source
 }
 
 // keyFormats builds the configured string forms of keys.

@@ -33,6 +33,9 @@ type Call struct {
 	Key      string
 	Strategy idforge.Strategy
 	Count    int
+	// Format is the format spec the caller asked for (the HTTP API's
+	// ?format=); empty for the key's own format.
+	Format string
 }
 
 // A Plugin has a name and an order; it implements any of Beforer, Afterer

@@ -19,7 +19,6 @@ import (
 const (
 	DefaultPrefetchAt     = 0.1
 	DefaultTargetDuration = 15 * time.Minute
-	DefaultMaxStep        = 1_000_000
 	DefaultLoadTimeout    = 3 * time.Second
 	DefaultRetryMin       = 100 * time.Millisecond
 	DefaultRetryMax       = 2 * time.Second
@@ -38,13 +37,19 @@ type Settings struct {
 	// SurviveOutage, when set, is a time budget: every claimed segment is
 	// long enough to keep issuing for this long at the peak rate seen
 	// recently (a peak decays by half every hour), so a store outage of
-	// that length goes unnoticed. MaxStep still bounds the segment; raise
-	// it if the budget needs more.
+	// that length goes unnoticed. MaxStep, when set, still bounds the
+	// segment; raise it if the budget needs more.
 	SurviveOutage time.Duration
 	// MinStep is the smallest segment claimed. Default: the key's stored
 	// step, which is also the length of the first segment claimed.
 	MinStep int64
-	// MaxStep is the largest segment claimed. Default 1,000,000.
+	// MaxStep, when positive, is the largest segment claimed, for an
+	// operator who wants a bound on what one claim takes (a crash loses
+	// the rest of a segment, a gap). Default 0: no fixed bound, a claim is
+	// as long as the measured rate needs (see the package documentation),
+	// limited only by what the key has left below math.MaxInt64. Not to be
+	// confused with idforge.MaxStep, the largest step a key may store:
+	// claims may ask for longer segments than that.
 	MaxStep int64
 	// LoadTimeout bounds one store call. Default 3 s.
 	LoadTimeout time.Duration
@@ -73,7 +78,7 @@ func (s Settings) withDefaults() Settings {
 		s.TargetDuration = DefaultTargetDuration
 	}
 	if s.MaxStep <= 0 {
-		s.MaxStep = DefaultMaxStep
+		s.MaxStep = math.MaxInt64
 	}
 	if s.MinStep > s.MaxStep {
 		s.MaxStep = s.MinStep
@@ -110,9 +115,14 @@ type buffer struct {
 }
 
 // newBuffer splits seg at the prefetch share and returns its first part,
-// or its only part when the first would be empty.
-func newBuffer(seg idforge.Segment, prefetchShare float64) *buffer {
+// or its only part when the first would be empty. lead moves the split
+// earlier when needed: at least lead values follow it, so the claim it
+// starts has that many values' time to finish.
+func newBuffer(seg idforge.Segment, prefetchShare float64, lead int64) *buffer {
 	at := seg.Start + int64(float64(seg.Len())*prefetchShare)
+	if lead > 0 && seg.End-at < lead {
+		at = max(seg.Start, seg.End-lead)
+	}
 	tail := &buffer{start: at, end: seg.End, seg: seg}
 	tail.next.Store(at)
 	if at == seg.Start {
@@ -209,6 +219,12 @@ type Allocator struct {
 	lastStep  int64 // length of the newest claimed segment
 	prevLen   int64 // length of the segment before cur
 	prevStart time.Time
+
+	// lastFail is the newest failed claim's error, kept after a success;
+	// failedAt is when it failed.
+	lastFail string
+	failedAt time.Time
+
 	highWater int64 // end of the newest segment ever claimed
 	// backwards is set, for good, when the store handed out a range
 	// below highWater: its max_id went backwards, so other nodes may hold
@@ -219,6 +235,10 @@ type Allocator struct {
 	issued    int64   // values of the buffers used up before cur
 	peak      float64 // peak rate (IDs/s), decaying
 	peakAt    time.Time
+	// slowest is the longest claim seen recently (decaying like peak):
+	// prefetches start early enough for a claim that slow.
+	slowest   time.Duration
+	slowestAt time.Time
 	closed    bool
 	closing   chan struct{}
 	stopLoads context.CancelFunc
@@ -276,23 +296,15 @@ func (a *Allocator) nextSlow(ctx context.Context, b *buffer) (int64, error) {
 // batch spans two segments. n must be at least 1. When the batch needs a
 // claim that fails (the store is down, or the key is out of space), the
 // IDs already taken for it are a gap: never issued, never issued twice.
-// NextNBelow instead returns what it took when the key runs out.
+// NextNBelow instead returns what it took when the key runs out. NextInto
+// does the same into a slice the caller owns, without allocating.
 func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
 	}
-	ids := make([]int64, 0, n)
-	for len(ids) < n {
-		b := a.cur.Load()
-		if lo, hi := b.take(int64(n - len(ids))); hi > lo {
-			for v := lo; v < hi; v++ {
-				ids = append(ids, v)
-			}
-			continue
-		}
-		if err := a.advance(ctx, b); err != nil {
-			return nil, err
-		}
+	ids := make([]int64, n)
+	if _, err := a.NextInto(ctx, ids); err != nil {
+		return nil, err
 	}
 	return ids, nil
 }
@@ -307,34 +319,17 @@ func (a *Allocator) NextN(ctx context.Context, n int) ([]int64, error) {
 // out of space in the store ends the batch the same way. Any other
 // failed claim mid-batch (the store is down) returns the error, and the
 // IDs taken before it are a gap. n must be at least 1.
+// NextIntoBelow is the same into a slice the caller owns.
 func (a *Allocator) NextNBelow(ctx context.Context, n int, limit int64) ([]int64, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("%w: %d (want at least 1)", idforge.ErrInvalidCount, n)
 	}
-	ids := make([]int64, 0, n)
-	for len(ids) < n {
-		b := a.cur.Load()
-		lo, hi, full := b.takeBelow(int64(n-len(ids)), limit)
-		if full {
-			break
-		}
-		if hi > lo {
-			for v := lo; v < hi; v++ {
-				ids = append(ids, v)
-			}
-			continue
-		}
-		if err := a.advance(ctx, b); err != nil {
-			if len(ids) > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
-				break
-			}
-			return nil, err
-		}
+	ids := make([]int64, n)
+	got, err := a.NextIntoBelow(ctx, ids, limit)
+	if err != nil {
+		return nil, err
 	}
-	if len(ids) == 0 {
-		return nil, fmt.Errorf("%w: key %q: the next ID is %d or more", idforge.ErrSpaceExhausted, a.key, limit)
-	}
-	return ids, nil
+	return ids[:got], nil
 }
 
 // Warm claims the first segment now instead of on the first call.
@@ -474,13 +469,13 @@ func (a *Allocator) load() {
 		a.mu.Unlock()
 
 		ctx, cancel := context.WithTimeout(a.loadCtx, a.set.LoadTimeout)
-		began := time.Now()
+		began := a.set.Clock.Now()
 		var seg idforge.Segment
 		err := a.check(ctx)
 		if err == nil {
 			seg, err = a.store.ClaimSegment(ctx, a.key, step)
 		}
-		took := time.Since(began)
+		took := a.set.Clock.Now().Sub(began)
 		cancel()
 
 		a.mu.Lock()
@@ -494,6 +489,7 @@ func (a *Allocator) load() {
 			return
 		}
 		if err == nil {
+			a.claimTookLocked(began.Add(took), took)
 			err = a.acceptLocked(seg)
 		}
 		if a.set.OnClaim != nil {
@@ -521,6 +517,7 @@ func (a *Allocator) load() {
 		}
 		a.failures++
 		a.lastErr = err
+		a.lastFail, a.failedAt = err.Error(), a.set.Clock.Now()
 		a.att = &attempt{done: make(chan struct{})}
 		a.set.Logger.Warn("segment claim failed; retrying", "key", a.key,
 			"attempt", a.failures, "retry_in", backoff, "buffered", a.bufferedLocked(), "err", err)
@@ -562,7 +559,7 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 	a.highWater = seg.End
 	a.lastStep = seg.Len()
 	a.loads++
-	b := newBuffer(seg, a.set.PrefetchAt)
+	b := newBuffer(seg, a.set.PrefetchAt, clampStep(a.leadLocked(a.set.Clock.Now()), seg.Len()))
 	if a.cur.Load().empty() && !a.closed {
 		a.installLocked(b)
 		return nil
@@ -574,6 +571,17 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 
 // nextStepLocked sizes the next claim from the consumption rate. Zero asks
 // the store for the key's own step, which is what the first claim uses.
+//
+// The claim is sized to last TargetDuration at the measured rate (and,
+// with SurviveOutage, SurviveOutage at the recent peak rate), and never
+// shorter than the lead (see leadLocked): a segment that runs out before
+// the claim of the next one can finish makes callers wait. Growth is
+// otherwise limited to maxGrowth× per claim: a short burst right after a
+// start is a noisy estimate, and an oversized segment costs a large gap
+// on a crash. Shrinking is not limited. The bounds are MinStep (or the
+// stored step), MaxStep when set, and what the key has left below
+// math.MaxInt64 as far as this node knows, so that growth never makes
+// the store refuse a claim as out of space while a step still fits.
 func (a *Allocator) nextStepLocked() int64 {
 	cur := a.cur.Load()
 	minStep, maxStep := a.boundsLocked()
@@ -582,20 +590,20 @@ func (a *Allocator) nextStepLocked() int64 {
 	}
 	now := a.set.Clock.Now()
 	rate := a.rateLocked(now)
-	want := rate * a.set.TargetDuration.Seconds()
+	lead := a.leadLocked(now)
+	want := max(rate*a.set.TargetDuration.Seconds(), lead)
 	if a.set.SurviveOutage > 0 {
 		want = max(want, a.peakLocked(now, rate)*a.set.SurviveOutage.Seconds())
 	}
-	// Grow by at most maxGrowth per claim: a short burst right after a
-	// start is a noisy estimate, and an oversized segment costs a large
-	// gap on a crash. Shrinking is not limited.
-	limit := min(maxStep, maxGrowth*max(a.lastStep, minStep))
-	step := limit
-	if want < float64(limit) {
-		step = int64(want)
+	limit := max(maxGrowth*float64(max(a.lastStep, minStep)), lead)
+	room := int64(math.MaxInt64)
+	if a.highWater > 0 {
+		room = max(math.MaxInt64-a.highWater, 1)
 	}
-	step = max(step, minStep)
-	return step
+	// The stored step wins over MaxStep and the room, as it does for the
+	// first claim: a key whose room is less than one step is out of
+	// space, as the store says.
+	return max(clampStep(min(want, limit), min(maxStep, room)), minStep)
 }
 
 // boundsLocked returns the smallest and largest segment to claim: the
@@ -608,8 +616,47 @@ func (a *Allocator) boundsLocked() (minStep, maxStep int64) {
 	return minStep, max(maxStep, minStep)
 }
 
-// maxGrowth bounds how much longer each claim may be than the one before.
+// clampStep converts a length in IDs computed in floating point to an
+// int64 in [1, hi] without overflowing.
+func clampStep(f float64, hi int64) int64 {
+	switch {
+	case f >= float64(hi):
+		return hi
+	case f < 1:
+		return min(1, hi)
+	}
+	return int64(f)
+}
+
+// maxGrowth bounds how much longer each claim may be than the one before,
+// unless the lead needs more.
 const maxGrowth = 4
+
+// prefetchMargin is how many times the slowest recent claim a prefetch
+// allows for: it starts while the values left would last that many
+// claims at the measured rate.
+const prefetchMargin = 2
+
+// leadLocked returns how many values a prefetch must start ahead of the
+// end of the buffers: the measured rate times the slowest recent claim
+// (decaying, see claimTookLocked), times prefetchMargin.
+func (a *Allocator) leadLocked(now time.Time) float64 {
+	return a.rateLocked(now) * a.slowestLocked(now).Seconds() * prefetchMargin
+}
+
+// claimTookLocked records how long a claim that finished at now took.
+func (a *Allocator) claimTookLocked(now time.Time, took time.Duration) {
+	a.slowest, a.slowestAt = max(a.slowestLocked(now), took), now
+}
+
+// slowestLocked returns the slowest recent claim, fading by half every
+// peakHalfLife so that one slow claim long ago stops counting.
+func (a *Allocator) slowestLocked(now time.Time) time.Duration {
+	if a.slowestAt.IsZero() {
+		return 0
+	}
+	return time.Duration(float64(a.slowest) * math.Exp2(-now.Sub(a.slowestAt).Seconds()/peakHalfLife.Seconds()))
+}
 
 // rateLocked estimates the consumption rate in IDs per second over the
 // current segment and the one before it.
@@ -751,6 +798,11 @@ type Stats struct {
 	// Failures counts consecutive failed claims; LastError is the newest.
 	Failures  int
 	LastError error
+	// LastFailure is the newest failed claim's error and LastFailureAt
+	// when it failed, kept after the store recovers; empty and zero when
+	// no claim failed.
+	LastFailure   string
+	LastFailureAt time.Time
 	// OutageBudget is Settings.SurviveOutage: how long a store outage the
 	// buffers are sized to outlast; 0 when not set.
 	OutageBudget time.Duration
@@ -761,7 +813,8 @@ func (a *Allocator) Stats() Stats {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	st := Stats{Key: a.key, Step: a.lastStep, Loads: a.loads, Failures: a.failures, LastError: a.lastErr,
-		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage, ClaimedUpTo: a.highWater}
+		Waits: a.waits, Issued: a.issued, OutageBudget: a.set.SurviveOutage, ClaimedUpTo: a.highWater,
+		LastFailure: a.lastFail, LastFailureAt: a.failedAt}
 	if b := a.cur.Load(); !b.empty() {
 		st.Current = b.seg
 		st.Next = min(b.next.Load(), b.end)

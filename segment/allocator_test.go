@@ -565,3 +565,35 @@ func TestStoredStepLearnedFromClaims(t *testing.T) {
 		t.Fatalf("claim steps %v: the last asked for %d, want the new stored step 40", steps, last)
 	}
 }
+
+func ExampleAllocator_NextInto() {
+	store := memstore.New()
+	ctx := context.Background()
+	err := store.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, MaxID: 1, Step: 1000})
+	if err != nil {
+		panic(err)
+	}
+	a := New(store, "order", Settings{})
+	defer a.Close()
+	// One slice, reused for every batch: nothing is allocated per batch.
+	buf := make([]int64, 4)
+	for range 2 {
+		n, err := a.NextInto(ctx, buf)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Println(buf[:n])
+	}
+	// Ranges cost the same whatever their length.
+	ranges, err := a.AppendRangesBelow(ctx, nil, 1500, math.MaxInt64)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range ranges {
+		fmt.Println(r.Start, r.Len())
+	}
+	// Output:
+	// [1 2 3 4]
+	// [5 6 7 8]
+	// 9 1500
+}

@@ -2,17 +2,34 @@ package segment
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cputime"
 )
+
+// reportCPU reports the process's CPU time per ID since cpu0 (cpu-ns/id)
+// for b.N calls of perCall IDs each: on a shared machine it moves far
+// less than wall time per call.
+func reportCPU(b *testing.B, cpu0 time.Duration, perCall int) {
+	if cpu0 >= 0 {
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N)/float64(perCall), "cpu-ns/id")
+	}
+}
 
 // The baseline: one bare atomic add, the floor any in-memory issuer pays.
 func BenchmarkAtomicAdd(b *testing.B) {
 	var n atomic.Int64
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		n.Add(1)
 	}
+	reportCPU(b, cpu0, 1)
 }
 
 func BenchmarkAtomicAddParallel(b *testing.B) {
@@ -27,7 +44,7 @@ func BenchmarkAtomicAddParallel(b *testing.B) {
 
 func benchAllocator(b *testing.B) *Allocator {
 	st := newTestStore(b, "bench", 1, 1_000_000)
-	a := newAllocator(b, st, "bench", Settings{MinStep: 1_000_000, MaxStep: 10_000_000})
+	a := newAllocator(b, st, "bench", Settings{MinStep: 100_000_000})
 	if err := a.Warm(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -38,11 +55,13 @@ func BenchmarkNext(b *testing.B) {
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if _, err := a.Next(ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportCPU(b, cpu0, 1)
 }
 
 func BenchmarkNextParallel(b *testing.B) {
@@ -67,4 +86,52 @@ func BenchmarkNextN100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchBatch draws batches of n IDs with draw and reports the cost per ID
+// (ns/id), the figure to set beside Next's ns/op.
+func benchBatch(b *testing.B, n int, draw func(a *Allocator, ctx context.Context) error) {
+	a := benchAllocator(b)
+	ctx := context.Background()
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		if err := draw(a, ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+	reportCPU(b, cpu0, n)
+}
+
+func BenchmarkNextInto(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dst := make([]int64, n)
+			benchBatch(b, n, func(a *Allocator, ctx context.Context) error {
+				_, err := a.NextInto(ctx, dst)
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkNextNBatch(b *testing.B) {
+	for _, n := range []int{100, 10_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			benchBatch(b, n, func(a *Allocator, ctx context.Context) error {
+				_, err := a.NextN(ctx, n)
+				return err
+			})
+		})
+	}
+}
+
+func BenchmarkAppendRanges10000(b *testing.B) {
+	var dst []idforge.Segment
+	benchBatch(b, 10_000, func(a *Allocator, ctx context.Context) error {
+		var err error
+		dst, err = a.AppendRangesBelow(ctx, dst[:0], 10_000, math.MaxInt64)
+		return err
+	})
 }

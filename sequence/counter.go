@@ -535,3 +535,21 @@ func OpenCounter(ctx context.Context, rawURL string) (*Counter, error) {
 	c.owned = closer
 	return c, nil
 }
+
+// OpenCounterStore opens the bare CounterStore rawURL names, for callers
+// that count under names of their own (such as quotas shared by a
+// cluster) rather than through one Counter: the URL's query holds only
+// the store's own parameters, and name is used in errors and to prepare
+// the store. Close the store when it implements io.Closer. Errors are as
+// for OpenCounter.
+func OpenCounterStore(ctx context.Context, rawURL, name string) (CounterStore, error) {
+	u, open, err := counters.Lookup(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	st, err := open(ctx, u, name)
+	if err != nil {
+		return nil, counters.Wrap(u, err)
+	}
+	return st, nil
+}

@@ -54,12 +54,18 @@
 // N digits is never rendered (see "When a width runs out"). Without width
 // the number takes up to 19 digits. Negative numbers are an error.
 //
-// param:NAME[,width=N[,pad=C]|,max=N][,chars=SET] renders the request
+// seq:NAME,by=PARAM[,width=N] draws from the source NAME-VALUE, where
+// VALUE is the request's PARAM (JD's job numbers per counting unit:
+// @{seq:jobs,by=unit} counts unit 6541 in jobs-6541). The Resolver must
+// be a Creator, which returns the source, creating it on first use; see
+// "Counters chosen by a parameter".
+//
+// param:NAME[,width=N[,pad=C]|,max=N][,chars=SET][,in=A|B|…] renders the request
 // parameter NAME after checking it: it must be present and non-empty,
 // consist of characters of SET (default safe), and be exactly N
 // characters long with width=N, or at most N with width=N,pad=C (then
 // padded on the left with C, which must be in SET), or at most max=N
-// (default 32). A missing or malformed parameter is an error wrapping
+// (default 32), and, with in=, be one of the values listed. A missing or malformed parameter is an error wrapping
 // idforge.ErrInvalidArgument that names it.
 //
 // checksum:ALGO[,of=PART] renders one check character computed from the
@@ -116,6 +122,21 @@
 // of all of them. QJ@{seq:daily} would issue QJ1 again tomorrow, and is
 // refused. One counter that makes the proof is enough; other seq parts
 // may be anything.
+//
+// # Counters chosen by a parameter
+//
+// A seq part with by=PARAM counts apart for each value of the parameter,
+// in a source created on first use, so an arbitrary request must not be
+// able to create any source it likes, and two values must not render the
+// same serial. Parse therefore requires the template to hold
+// @{param:PARAM}, whose limits (chars=, width= or max=, in=) every value
+// passes before a source is chosen, so NAME-VALUE is always a valid key
+// name of at most idforge.MaxKeyLen characters; and the parameter's text
+// must be readable out of every serial as a counter's is (see
+// Uniqueness), without pad= (width=3,pad=1 renders 1 and 11 alike). Then
+// the serial shows both the value and the number, and the pair never
+// repeats. A source chosen this way must be a Generator, not a
+// PeriodCounter.
 //
 // # When a width runs out
 //

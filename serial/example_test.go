@@ -63,7 +63,7 @@ func ExampleParse_syntaxError() {
 	_, err := serial.Parse(context.Background(), "@{date:yyyyMMdd}@{seq:order,widht=5}", serial.Options{})
 	fmt.Println(err)
 	// Output:
-	// serial: col 29: seq takes no option "widht" (options: [width pad])
+	// serial: col 29: seq takes no option "widht" (options: [width pad by])
 }
 
 // weekday renders the ISO day of the week, 1 (Monday) to 7 (Sunday), of

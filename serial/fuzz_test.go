@@ -22,6 +22,10 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"@{date:yyyyMMdd}@{seq:order,width=5}",
 		"@{param:area}-@{param:unit,width=4}-@{seq:unit-jobs,width=5}",
+		"@{param:area,chars=digits,max=4}-@{param:unit,width=4,chars=digits}-@{seq:jobs,by=unit,width=5}",
+		"@{seq:jobs,by=unit}@{param:unit}",
+		"@{param:unit,max=3}-@{seq:jobs,by=unit}",
+		"@{seq:jobs,by=nope,width=3}",
 		"QJ@{seq:qj,width=6}",
 		"SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}",
 		"@{date:yyMMddHHmmss}@{seq:persec,width=4}",
@@ -37,7 +41,7 @@ func FuzzParse(f *testing.F) {
 	at := time.Date(2025, 4, 13, 12, 0, 0, 123456789, time.UTC)
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, value := range []int64{1, math.MaxInt64} {
-			resolve := ResolverFunc(func(_ context.Context, name string) (Source, error) {
+			resolve := creatingResolver(func(_ context.Context, name string) (Source, error) {
 				switch {
 				case strings.HasPrefix(name, "missing"):
 					return Source{}, idforge.ErrUnknownKey
@@ -71,6 +75,17 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// creatingResolver is a Resolver that is also a Creator: Create resolves
+// as Resolve does.
+type creatingResolver func(ctx context.Context, name string) (Source, error)
+
+func (f creatingResolver) Resolve(ctx context.Context, name string) (Source, error) {
+	return f(ctx, name)
+}
+func (f creatingResolver) Create(ctx context.Context, name string) (Source, error) {
+	return f(ctx, name)
 }
 
 // fixedCounter is a PeriodCounter that always returns n in at's second.

@@ -72,16 +72,18 @@ func parseCharSet(o Option) (*charSet, error) {
 
 // paramPart renders @{param:NAME,…}: a request parameter, validated.
 type paramPart struct {
-	col   int
-	name  string
-	width int  // 0: any length up to max
-	pad   byte // 0: the value must have exactly width characters
-	max   int
-	set   *charSet
+	col    int
+	name   string
+	width  int  // 0: any length up to max
+	pad    byte // 0: the value must have exactly width characters
+	max    int
+	set    *charSet
+	in     map[string]bool // in=A|B|C: the values allowed; nil: any the other limits allow
+	inText string
 }
 
 func compileParam(e Expr) (*paramPart, error) {
-	if err := e.OnlyOptions("width", "pad", "chars", "max"); err != nil {
+	if err := e.OnlyOptions("width", "pad", "chars", "max", "in"); err != nil {
 		return nil, err
 	}
 	if !validName(e.Arg) {
@@ -126,6 +128,17 @@ func compileParam(e Expr) (*paramPart, error) {
 			return nil, errAt(o.ValueCol, "pad=%c is not in chars=%s", p.pad, p.set.name)
 		}
 	}
+	if o, ok := e.Option("in"); ok {
+		p.in, p.inText = map[string]bool{}, o.Value
+		for _, v := range strings.Split(o.Value, "|") {
+			check := *p
+			check.in = nil
+			if _, err := check.value(map[string]string{p.name: v}); err != nil {
+				return nil, errAt(o.ValueCol, "in=%s: value %q: %v", o.Value, v, strings.TrimPrefix(err.Error(), idforge.ErrInvalidArgument.Error()+": "))
+			}
+			p.in[v] = true
+		}
+	}
 	return p, nil
 }
 
@@ -161,6 +174,8 @@ func (p *paramPart) value(params map[string]string) (string, error) {
 		return "", fmt.Errorf("%w: serial: parameter %q is %d characters long, want %d", idforge.ErrInvalidArgument, p.name, len(v), p.width)
 	case len(v) > p.max:
 		return "", fmt.Errorf("%w: serial: parameter %q is %d characters long, at most %d allowed", idforge.ErrInvalidArgument, p.name, len(v), p.max)
+	case p.in != nil && !p.in[v]:
+		return "", fmt.Errorf("%w: serial: parameter %q: %q is not one of in=%s", idforge.ErrInvalidArgument, p.name, v, p.inText)
 	}
 	return v, nil
 }

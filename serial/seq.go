@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 
 	"github.com/idforge/idforge"
 )
@@ -32,22 +33,43 @@ type BoundedGenerator interface {
 	NextNBelow(ctx context.Context, n int, limit int64) ([]int64, error)
 }
 
-// seqPart renders @{seq:NAME,width=N,pad=C}: a number from a Generator or
-// a PeriodCounter.
-type seqPart struct {
-	col     int
-	name    string
+// Creator is implemented by a Resolver that can create a source on
+// first use, for seq parts with by=: @{seq:jobs,by=unit} draws from the
+// source NAME-VALUE (jobs-6541 for unit=6541), which Create returns,
+// creating it when it does not exist yet. Only names the template's
+// limits allow reach Create (see "Counters chosen by a parameter").
+type Creator interface {
+	Create(ctx context.Context, name string) (Source, error)
+}
+
+// seqSrc is what a seq part draws from.
+type seqSrc struct {
 	gen     idforge.Generator
 	batch   idforge.BatchGenerator // gen, when it is one
 	bounded BoundedGenerator       // gen, when it is one: batches take only numbers below limit, or what int64 holds
-	limit   int64                  // 10^width: the smallest number too wide; 0 when width leaves every int64 room
 	ctr     idforge.PeriodCounter
-	width   int  // 0: as many digits as the number has
-	pad     byte // fills up to width
+}
+
+// seqPart renders @{seq:NAME,width=N,pad=C}: a number from a Generator or
+// a PeriodCounter; with by=PARAM, from the Generator NAME-VALUE chosen by
+// the parameter's value.
+type seqPart struct {
+	col  int
+	name string
+	seqSrc
+	limit int64 // 10^width: the smallest number too wide; 0 when width leaves every int64 room
+	width int   // 0: as many digits as the number has
+	pad   byte  // fills up to width
+
+	by      string     // the parameter that picks the source; "" for one source
+	byCol   int        // where by= is
+	byParam *paramPart // the param part of by, linked after compiling
+	creator Creator
+	bySrc   sync.Map // value → *seqSrc
 }
 
 func compileSeq(ctx context.Context, e Expr, r Resolver) (*seqPart, error) {
-	if err := e.OnlyOptions("width", "pad"); err != nil {
+	if err := e.OnlyOptions("width", "pad", "by"); err != nil {
 		return nil, err
 	}
 	if !validName(e.Arg) {
@@ -73,6 +95,17 @@ func compileSeq(ctx context.Context, e Expr, r Resolver) (*seqPart, error) {
 	}
 	if r == nil {
 		return nil, errAt(e.ArgCol, "seq:%s: no Resolver to find generators with", e.Arg)
+	}
+	if o, ok := e.Option("by"); ok {
+		if !validName(o.Value) {
+			return nil, errAt(o.ValueCol, "by=%s: a parameter name is 1 to %d letters, digits or . _ : -", o.Value, idforge.MaxKeyLen)
+		}
+		c, ok := r.(Creator)
+		if !ok {
+			return nil, errAt(o.Col, "seq:%s,by=%s: the Resolver cannot create sources (it implements no serial.Creator)", e.Arg, o.Value)
+		}
+		p.by, p.byCol, p.creator = o.Value, o.Col, c
+		return p, nil
 	}
 	src, err := r.Resolve(ctx, e.Arg)
 	if err != nil {
@@ -128,19 +161,86 @@ func (p *seqPart) MaxLen() int {
 	return maxInt64Digits
 }
 
+// linkBy finds the param part of every seq part with by= and checks the
+// limits that keep the sources it creates within bounds: the parameter
+// must be in the template (its chars= and width= or max= check every
+// value before a source is chosen), and NAME-VALUE must be a valid key
+// name for every value it allows.
+func (t *Template) linkBy() error {
+	for _, n := range t.nodes {
+		sp, ok := n.part.(*seqPart)
+		if !ok || sp.by == "" {
+			continue
+		}
+		for _, o := range t.nodes {
+			if pp, ok := o.part.(*paramPart); ok && pp.name == sp.by {
+				sp.byParam = pp
+				break
+			}
+		}
+		if sp.byParam == nil {
+			return errAt(sp.byCol, "seq:%s,by=%s: the template has no @{param:%s}: the parameter that picks the counter must be shown in the serial (and is checked by it)", sp.name, sp.by, sp.by)
+		}
+		if pp := sp.byParam; pp.pad != 0 {
+			return errAt(sp.byCol, "seq:%s,by=%s: param:%s pads with %c, which its values may hold too (width=%d,pad=%c renders %c and %c%c alike), so two values could share a counter's number in one serial; drop pad=", sp.name, sp.by, sp.by, pp.pad, pp.width, pp.pad, pp.pad, pp.pad, pp.pad)
+		}
+		if l := len(sp.name) + 1 + sp.byParam.max; l > idforge.MaxKeyLen {
+			return errAt(sp.byCol, "seq:%s,by=%s: counter names %s-VALUE would be up to %d characters, at most %d allowed; lower the parameter's max= or width=", sp.name, sp.by, sp.name, l, idforge.MaxKeyLen)
+		}
+		for _, c := range sp.byParam.set.alphabet {
+			if !validName(string(c)) {
+				return errAt(sp.byCol, "seq:%s,by=%s: chars=%s allows %q, which a counter name cannot hold", sp.name, sp.by, sp.byParam.set.name, c)
+			}
+		}
+	}
+	return nil
+}
+
+// source returns what the part draws from for this evaluation: its one
+// source, or, with by=, the source of the parameter's value (created on
+// first use; the parameters were checked before).
+func (p *seqPart) source(ctx context.Context, ev *Eval) (*seqSrc, error) {
+	if p.by == "" {
+		return &p.seqSrc, nil
+	}
+	v := ev.params[p.by]
+	if s, ok := p.bySrc.Load(v); ok {
+		return s.(*seqSrc), nil
+	}
+	name := p.name + "-" + v
+	src, err := p.creator.Create(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("serial: seq %q: %w", name, err)
+	}
+	if src.Generator == nil || src.Counter != nil {
+		return nil, fmt.Errorf("%w: serial: seq %q (by=%s) must be a generator such as a key, not a per-period counter", idforge.ErrInvalidArgument, name, p.by)
+	}
+	s := &seqSrc{gen: src.Generator}
+	s.batch, _ = src.Generator.(idforge.BatchGenerator)
+	s.bounded, _ = src.Generator.(BoundedGenerator)
+	actual, _ := p.bySrc.LoadOrStore(v, s)
+	return actual.(*seqSrc), nil
+}
+
 func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, error) {
 	var v int64
 	var err error
+	var src *seqSrc
+	if ev.pre == nil || ev.pre[ev.cur] == nil {
+		if src, err = p.source(ctx, ev); err != nil {
+			return dst, err
+		}
+	}
 	switch {
 	case ev.pre != nil && ev.pre[ev.cur] != nil:
 		v = ev.pre[ev.cur][ev.k]
-	case p.ctr != nil:
+	case src.ctr != nil:
 		var period = ev.now
-		v, period, err = p.ctr.Next(ctx, ev.now)
+		v, period, err = src.ctr.Next(ctx, ev.now)
 		ev.notePeriod(period)
-	case p.bounded != nil && p.limit > 0:
+	case src.bounded != nil && p.limit > 0:
 		var vals []int64
-		vals, err = p.bounded.NextNBelow(ctx, 1, p.limit)
+		vals, err = src.bounded.NextNBelow(ctx, 1, p.limit)
 		if err == nil && len(vals) != 1 {
 			err = fmt.Errorf("NextNBelow(1) returned %d numbers", len(vals))
 		}
@@ -148,10 +248,10 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 			v = vals[0]
 		}
 	default:
-		v, err = p.gen.Next(ctx)
+		v, err = src.gen.Next(ctx)
 	}
 	if err != nil {
-		return dst, p.sourceErr(err)
+		return dst, p.sourceErr(src, err)
 	}
 	if v < 0 {
 		return dst, fmt.Errorf("serial: seq %q: negative number %d", p.name, v)
@@ -166,8 +266,8 @@ func (p *seqPart) Append(ctx context.Context, dst []byte, ev *Eval) ([]byte, err
 // sourceErr wraps an error of the part's source. A bounded source that
 // has no number left below the width's limit is out of room for this
 // part: the error says so, in the width's terms.
-func (p *seqPart) sourceErr(err error) error {
-	if p.bounded != nil && p.limit > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
+func (p *seqPart) sourceErr(src *seqSrc, err error) error {
+	if src != nil && src.bounded != nil && p.limit > 0 && errors.Is(err, idforge.ErrSpaceExhausted) {
 		return p.tooWide(fmt.Sprintf("the source has no number left below %d", p.limit))
 	}
 	return fmt.Errorf("serial: seq %q: %w", p.name, err)

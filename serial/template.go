@@ -177,6 +177,9 @@ func Parse(ctx context.Context, text string, opts Options) (*Template, error) {
 	if err := t.link(); err != nil {
 		return nil, err
 	}
+	if err := t.linkBy(); err != nil {
+		return nil, err
+	}
 	if err := t.checkPeriods(); err != nil {
 		return nil, err
 	}
@@ -211,7 +214,7 @@ func (t *Template) compile(ctx context.Context, it item, opts *Options) (node, e
 		sp, err = compileSeq(ctx, e, opts.Resolver)
 		if err == nil {
 			n.part, n.stage = sp, stageSources
-			t.batch = t.batch || sp.batch != nil || sp.bounded != nil
+			t.batch = t.batch || sp.batch != nil || sp.bounded != nil || sp.by != ""
 		}
 	case kindParam:
 		n.part, err = compileParam(e)
@@ -607,18 +610,25 @@ func (t *Template) prefetch(ctx context.Context, ev *Eval, n int) (int, error) {
 	for _, bounded := range []bool{true, false} {
 		for _, i := range t.order[:t.late] {
 			sp, ok := t.nodes[i].part.(*seqPart)
-			if !ok || bounded && sp.bounded == nil || !bounded && (sp.bounded != nil || sp.batch == nil) {
+			if !ok {
+				continue
+			}
+			ev.cur = i
+			src, err := sp.source(ctx, ev)
+			if err != nil {
+				return 0, err
+			}
+			if bounded && src.bounded == nil || !bounded && (src.bounded != nil || src.batch == nil) {
 				continue
 			}
 			var vals []int64
-			var err error
 			if bounded {
-				vals, err = sp.bounded.NextNBelow(ctx, n, sp.below())
+				vals, err = src.bounded.NextNBelow(ctx, n, sp.below())
 			} else {
-				vals, err = sp.batch.NextN(ctx, n)
+				vals, err = src.batch.NextN(ctx, n)
 			}
 			if err != nil {
-				return 0, sp.sourceErr(err)
+				return 0, sp.sourceErr(src, err)
 			}
 			if len(vals) == 0 || len(vals) > n || !bounded && len(vals) != n {
 				return 0, fmt.Errorf("serial: seq %q: asked for %d numbers, got %d", sp.name, n, len(vals))

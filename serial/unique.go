@@ -91,6 +91,18 @@ func (t *Template) proveCounter(i int) (bool, error) {
 		if why := t.unreadable(i, what, "give "+what+" a width="); why != "" {
 			return true, errAt(n.col, "%s: the serial does not show its number unambiguously: %s", what, why)
 		}
+		if p.by != "" {
+			// The number repeats from one value to the next: the serial
+			// must show the value too.
+			for j, o := range t.nodes {
+				if o.part != Part(p.byParam) {
+					continue
+				}
+				if why := t.unreadable(j, "param:"+p.by, "give param:"+p.by+" a width="); why != "" {
+					return true, errAt(n.col, "%s,by=%s counts apart for each value of %s, so the serial must show that value unambiguously: %s", what, p.by, p.by, why)
+				}
+			}
+		}
 		if p.ctr == nil {
 			return true, nil
 		}

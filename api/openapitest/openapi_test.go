@@ -2,6 +2,7 @@ package openapitest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,10 +18,13 @@ import (
 	validator "github.com/pb33f/libopenapi-validator"
 	"github.com/pb33f/libopenapi-validator/errors"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/api"
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
+	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/sequence/compose"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/httpapi"
 	"github.com/idforge/idforge/server/ui"
@@ -45,7 +49,23 @@ func newServer(t *testing.T) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	iss := issuer.New(memstore.New(), gen, issuer.Settings{Logger: quiet})
+	// A balanced source whose second member's allocator is closed: the
+	// first call ejects it, so its status has something to show.
+	st := memstore.New()
+	ctx := context.Background()
+	for _, name := range []string{"ha-a", "ha-b"} {
+		if err := st.CreateKey(ctx, idforge.Key{Name: name, Strategy: idforge.StrategySegment, Step: 10, MaxID: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	up, down := segment.New(st, "ha-a", segment.Settings{Logger: quiet}), segment.New(st, "ha-b", segment.Settings{Logger: quiet})
+	down.Close()
+	bal, err := compose.NewBalanced([]idforge.Generator{up, down}, compose.BalancedOptions{Names: []string{"up", "down"}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bal.Close(); up.Close() })
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Sources: map[string]idforge.Generator{"ha": bal}})
 	authn, err := auth.New(auth.Config{Tokens: []auth.Token{
 		{Name: "admin", Token: adminToken, Role: auth.RoleAdmin},
 		{Name: "issue", Token: issueToken, Role: auth.RoleIssue, Keys: []string{"order"}},
@@ -55,12 +75,14 @@ func newServer(t *testing.T) *httptest.Server {
 		t.Fatal(err)
 	}
 	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: metrics.New().Handler()}))
+	api := httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: metrics.New().Handler(),
+		Node: httpapi.NodeInfo{Version: "test", Store: "memory:", Plugins: []string{"rate"}}})
+	root.Handle("/", api)
 	c := compat.New(iss, compat.Options{Logger: quiet})
 	for _, p := range compat.Paths() {
 		root.Handle(p, c)
 	}
-	root.Handle("/ui", ui.Handler())
+	root.Handle("/ui", ui.Handler(api))
 	srv := httptest.NewServer(authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal))
 	t.Cleanup(func() {
 		srv.Close()
@@ -193,6 +215,8 @@ func TestAnswersMatchTheDocument(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"key":"x","step":1,"step":2}`, token: adminToken, status: 400, code: "invalid_argument"},
 		{method: "POST", path: "/v1/serials", body: `{"name":"job","template":"@{param:area,chars=digits,max=4}-@{seq:order,width=5}"}`, token: adminToken, status: 201},
 		{method: "GET", path: "/v1/ids/order?count=3", token: issueToken, status: 200},
+		{method: "GET", path: "/v1/ids/order?count=3&form=ranges", token: issueToken, status: 200},
+		{method: "GET", path: "/v1/ids/order?form=lines", token: issueToken, status: 400, code: "invalid_argument"},
 		{method: "GET", path: "/v1/ids/msg?count=2", token: adminToken, status: 200, into: &msg},
 		{method: "GET", path: "/v1/serials/job?count=2&param.area=010", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/serials", token: adminToken, status: 200},
@@ -225,6 +249,11 @@ func TestAnswersMatchTheDocument(t *testing.T) {
 		{method: "POST", path: "/v1/keys", body: `{"key":"gone"}`, token: adminToken, status: 409, code: "key_exists"},
 		{method: "GET", path: "/v1/explain/abc", token: adminToken, status: 400, code: "invalid_argument"},
 		{method: "GET", path: "/healthz", status: 200},
+		{method: "GET", path: "/v1/ids/ha", token: adminToken, status: 200},
+		{method: "GET", path: "/v1/health/sources", token: adminToken, status: 200},
+		{method: "GET", path: "/v1/node", token: adminToken, status: 200},
+		{method: "GET", path: "/v1/node", status: 401, code: "unauthenticated"},
+		{method: "GET", path: "/v1/keys", token: adminToken, status: 200},
 		{method: "GET", path: "/readyz", status: 200},
 		{method: "GET", path: "/metrics", status: 200},
 		{method: "GET", path: "/openapi.json", status: 200},

@@ -9,4 +9,10 @@
 // medians and ratios to bwmarrin/snowflake and to a bare atomic add:
 //
 //	bench/peers/uncapped.sh
+//
+// http.sh does the same for HTTP: wrk against idforge's Leaf endpoint and
+// /v1/ids beside a trivial net/http counter (./trivial) on the same
+// machine, interleaved, with medians and the ratio to the trivial server:
+//
+//	bench/peers/http.sh
 package peers

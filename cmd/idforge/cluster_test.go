@@ -213,7 +213,7 @@ func TestDatabaseOutage(t *testing.T) {
 			proxy.Cut()
 			// Still serving from its buffers: ready, but degraded, and it
 			// says for how long.
-			status, body, err := e2e.Get(ctx, n.URL("/readyz"))
+			status, body, err := e2e.Get(ctx, n.URL("/readyz?verbose=1"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -260,11 +260,11 @@ func TestDatabaseOutage(t *testing.T) {
 	}
 }
 
-// keyBuffered reads how many IDs a node holds for key from /readyz, which
+// keyBuffered reads how many IDs a node holds for key from /readyz?verbose=1, which
 // reports it without asking the store (it may be down).
 func keyBuffered(t *testing.T, n *e2e.Node, key string) int {
 	t.Helper()
-	_, body, err := e2e.Get(context.Background(), n.URL("/readyz"))
+	_, body, err := e2e.Get(context.Background(), n.URL("/readyz?verbose=1"))
 	if err != nil {
 		t.Fatal(err)
 	}

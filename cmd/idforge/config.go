@@ -16,9 +16,11 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/worker"
@@ -48,6 +50,11 @@ type Config struct {
 	// keys added or changed by other nodes or by hand take effect without
 	// a restart. Default 60s.
 	RefreshKeys duration `toml:"refresh_keys"`
+	// MetricsPerKey is how many segment keys get their own series in
+	// /metrics (metrics.Options.PerKey, which documents which keys);
+	// 0 means none. Default metrics.DefaultPerKey, at most
+	// metrics.MaxPerKey.
+	MetricsPerKey int `toml:"metrics_per_key"`
 
 	// Auth holds the API tokens; see package auth. IDFORGE_TOKEN (admin)
 	// and IDFORGE_ISSUE_TOKEN (issue) add one each from the environment.
@@ -69,10 +76,14 @@ type Config struct {
 	Serials []SerialConfig `toml:"serials"`
 	// Plugins run around every issue of IDs, in Order.
 	Plugins []PluginConfig `toml:"plugins"`
+	// Quotas refuse calls over N IDs per period, close keys or limit
+	// their formats (quota.Spec); more can be defined through the API.
+	Quotas []quota.Spec `toml:"quotas"`
 }
 
 // SourceConfig declares a sequence source: the fields of node.Source,
-// which documents them.
+// which documents and validates them, and whose JSON form (the API's)
+// uses the same names.
 type SourceConfig struct {
 	Name          string   `toml:"name"`
 	URL           string   `toml:"url"`
@@ -183,7 +194,9 @@ func defaultConfig() Config {
 		Data:        "./idforge-data",
 		LogLevel:    "info",
 		RefreshKeys: duration(time.Minute),
-		Snowflake:   SnowflakeConfig{Layout: "twitter"},
+		// The aggregate series cover every key; per-key ones are bounded.
+		MetricsPerKey: metrics.DefaultPerKey,
+		Snowflake:     SnowflakeConfig{Layout: "twitter"},
 	}
 }
 
@@ -221,20 +234,21 @@ func parseConfigFile(data []byte, into *Config) error {
 
 // nodeFlags are the flags every command that opens a node accepts.
 type nodeFlags struct {
-	fs          *flag.FlagSet
-	config      string
-	http        string
-	data        string
-	store       string
-	worker      string
-	layout      string
-	datacenter  string
-	logLevel    string
-	advertise   string
-	tlsCert     string
-	tlsKey      string
-	tlsClientCA string
-	grpc        string
+	fs            *flag.FlagSet
+	config        string
+	http          string
+	data          string
+	store         string
+	worker        string
+	layout        string
+	datacenter    string
+	logLevel      string
+	advertise     string
+	tlsCert       string
+	tlsKey        string
+	tlsClientCA   string
+	grpc          string
+	metricsPerKey string
 	// defaultLogLevel is "info" for the server and "warn" for one-shot
 	// commands, whose output is the IDs.
 	defaultLogLevel string
@@ -252,6 +266,7 @@ func newNodeFlags(fs *flag.FlagSet, withHTTP bool) *nodeFlags {
 		fs.StringVar(&f.tlsCert, "tls-cert", "", "TLS certificate file: serve HTTPS; env IDFORGE_TLS_CERT")
 		fs.StringVar(&f.tlsKey, "tls-key", "", "TLS key file; env IDFORGE_TLS_KEY")
 		fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "CA file: require client certificates it signed; env IDFORGE_TLS_CLIENT_CA")
+		fs.StringVar(&f.metricsPerKey, "metrics-per-key", "", fmt.Sprintf("segment keys with their own series in /metrics, 0..%d (default %d; the aggregates cover every key); env IDFORGE_METRICS_PER_KEY", metrics.MaxPerKey, metrics.DefaultPerKey))
 	}
 	fs.StringVar(&f.data, "data", "", "data directory (default ./idforge-data); env IDFORGE_DATA")
 	fs.StringVar(&f.store, "store", "", storeHelp())
@@ -373,6 +388,15 @@ func (f *nodeFlags) load(getenv func(string) string) (Config, error) {
 	pick(&cfg.TLS.ClientCA, "tls-client-ca", "IDFORGE_TLS_CLIENT_CA", f.tlsClientCA)
 	dc := ""
 	pick(&dc, "datacenter", "IDFORGE_DATACENTER", f.datacenter)
+	perKey := ""
+	pick(&perKey, "metrics-per-key", "IDFORGE_METRICS_PER_KEY", f.metricsPerKey)
+	if perKey != "" {
+		n, err := strconv.Atoi(perKey)
+		if err != nil {
+			return Config{}, usageErr("metrics_per_key %q is not a number", perKey)
+		}
+		cfg.MetricsPerKey = n
+	}
 	if dc != "" {
 		n, err := strconv.ParseInt(dc, 10, 64)
 		if err != nil {
@@ -396,6 +420,9 @@ func (c *Config) validate() error {
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return usageError{err}
+	}
+	if c.MetricsPerKey < 0 || c.MetricsPerKey > metrics.MaxPerKey {
+		return usageErr("metrics_per_key %d: want 0..%d", c.MetricsPerKey, metrics.MaxPerKey)
 	}
 	if c.RefreshKeys <= 0 {
 		return usageErr("refresh_keys %v must be positive", time.Duration(c.RefreshKeys))
@@ -421,19 +448,16 @@ func (c *Config) validate() error {
 		if err := named("sources", i, src.Name); err != nil {
 			return err
 		}
-		if (src.URL == "") == (len(src.Balance) == 0) {
-			return usageErr("sources[%d] (%s): give either url or balance", i, src.Name)
-		}
-		if src.Expand < 0 || src.Expand > 32 {
-			return usageErr("sources[%d] (%s): expand %d out of 0..32", i, src.Name, src.Expand)
+		if err := src.source().Validate(); err != nil {
+			return usageIn(err, "sources[%d]", i)
 		}
 	}
 	for i, ctr := range c.Counters {
 		if err := named("counters", i, ctr.Name); err != nil {
 			return err
 		}
-		if ctr.URL == "" {
-			return usageErr("counters[%d] (%s): no url", i, ctr.Name)
+		if err := node.Counter(ctr).Validate(); err != nil {
+			return usageIn(err, "counters[%d]", i)
 		}
 	}
 	serials := map[string]bool{}
@@ -450,6 +474,16 @@ func (c *Config) validate() error {
 		if err := plugin.Check(plugin.Config(p)); err != nil {
 			return usageIn(err, "plugins[%d]", i)
 		}
+	}
+	quotas := map[string]bool{}
+	for i, q := range c.Quotas {
+		if err := q.Validate(); err != nil {
+			return usageIn(err, "quotas[%d]", i)
+		}
+		if quotas[q.Name] {
+			return usageErr("quotas[%d]: quota %q declared twice", i, q.Name)
+		}
+		quotas[q.Name] = true
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Keys {

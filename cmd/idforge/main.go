@@ -60,10 +60,16 @@ Usage:
   idforge keys retire KEY                retire a key: it issues nothing, its name is never reused
   idforge keys repair --floor N|--from-nodes URL,… [--sequence URL]
                                          after a database fail-over: raise the keys, accept the new server
+  idforge sources list|show|create|retire [NAME] [flags]
+  idforge counters list|show|create|retire [NAME] [flags]
+                                         sequence sources and per-period counters kept in the store,
+                                         served by every node sharing it (as /v1/sources, /v1/counters)
   idforge layouts                        list snowflake layout presets
   idforge migrate [--store URL]          create or upgrade the store's schema
   idforge serial NAME [-n N] [--param K=V]   issue serial numbers
   idforge serial check TEMPLATE          explain a serial template
+  idforge quotas list|show|define|retire [NAME] --node ADDR [flags]
+                                         a server's quotas: N IDs per period, closed keys, allowed formats
   idforge tickets status|expand URL…     Flickr-style ticket servers: show, or grow the set (--to N)
   idforge verify URL… --segment KEY|--snowflake KEY|--serial NAME [flags]
                                          drive the nodes and check every answer: no value twice,
@@ -83,7 +89,7 @@ type command func(ctx context.Context, args []string, stdout, stderr io.Writer, 
 var commands = map[string]command{
 	"serve": cmdServe, "next": cmdNext, "explain": cmdExplain, "keys": cmdKeys, "make": cmdMake,
 	"layouts": cmdLayouts, "serial": cmdSerial, "tickets": cmdTickets, "migrate": cmdMigrate,
-	"verify": cmdVerify, "doctor": cmdDoctor,
+	"verify": cmdVerify, "doctor": cmdDoctor, "sources": cmdSources, "counters": cmdCounters, "quotas": cmdQuotas,
 }
 
 // run executes one command line and returns the exit status: 0 success,

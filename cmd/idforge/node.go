@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"time"
@@ -36,6 +37,8 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		},
 		Logger: log,
 		Getenv: getenv,
+		// The config's 0 means none; the node's 0 means the default.
+		MetricsPerKey: cmp.Or(cfg.MetricsPerKey, -1),
 	}
 	for _, kc := range cfg.Keys {
 		k, err := kc.key()
@@ -44,19 +47,33 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		}
 		s.Keys = append(s.Keys, node.Key{Key: k, Format: kc.Format, FormatKey: kc.FormatKey})
 	}
-	for _, sc := range cfg.Sources {
-		s.Sources = append(s.Sources, node.Source{Name: sc.Name, URL: sc.URL, Balance: sc.Balance,
-			RescueAfter: time.Duration(sc.RescueAfter), SlowThreshold: time.Duration(sc.SlowThreshold),
-			SlowCount: sc.SlowCount, SlowWindow: time.Duration(sc.SlowWindow), Expand: sc.Expand})
-	}
-	for _, c := range cfg.Counters {
-		s.Counters = append(s.Counters, node.Counter(c))
-	}
+	s.Sources, s.Counters = cfg.sequences()
 	for _, sc := range cfg.Serials {
 		s.Serials = append(s.Serials, sc.serial())
 	}
 	for _, pc := range cfg.Plugins {
 		s.Plugins = append(s.Plugins, plugin.Config(pc))
 	}
+	s.Quotas = cfg.Quotas
 	return node.Open(ctx, s)
+}
+
+// sequences are the configured sources and counters as node takes them.
+func (cfg Config) sequences() ([]node.Source, []node.Counter) {
+	var sources []node.Source
+	for _, sc := range cfg.Sources {
+		sources = append(sources, sc.source())
+	}
+	var counters []node.Counter
+	for _, c := range cfg.Counters {
+		counters = append(counters, node.Counter(c))
+	}
+	return sources, counters
+}
+
+// source is the configured source as node takes it.
+func (sc SourceConfig) source() node.Source {
+	return node.Source{Name: sc.Name, URL: sc.URL, Balance: sc.Balance,
+		RescueAfter: time.Duration(sc.RescueAfter), SlowThreshold: time.Duration(sc.SlowThreshold),
+		SlowCount: sc.SlowCount, SlowWindow: time.Duration(sc.SlowWindow), Expand: sc.Expand}
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -28,19 +30,53 @@ import (
 // authentication when tokens are configured, every request counted and
 // timed in the node's metrics.
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
-	root := http.NewServeMux()
-	root.Handle("/", httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler()}))
-	c := compat.New(n.Issuer(), compat.Options{Logger: log})
+	root := &router{
+		api: httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(),
+			Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Plugins: n.Plugins()}, Quotas: n.Quotas()}),
+		compat: compat.New(n.Issuer(), compat.Options{Logger: log}),
+	}
 	for _, p := range compat.Paths() {
-		root.Handle(p, c)
+		if prefix, ok := strings.CutSuffix(p, "/"); ok {
+			root.compatPrefixes = append(root.compatPrefixes, prefix+"/")
+		} else {
+			root.compatPaths = append(root.compatPaths, p)
+		}
 	}
-	root.Handle("/ui", ui.Handler())
-	root.Handle("/ui/", ui.Handler())
-	if authn == nil {
-		return n.Metrics().InstrumentHTTP(root)
+	// The page embeds the API's answers, asked through the same
+	// authentication as the browser's own calls.
+	var api http.Handler = root
+	root.ui = ui.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { api.ServeHTTP(w, r) }))
+	if authn != nil {
+		// Tinyid's clients expect Tinyid's own answer to a bad token.
+		api = authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal)
 	}
-	// Tinyid's clients expect Tinyid's own answer to a bad token.
-	return n.Metrics().InstrumentHTTP(authn.MiddlewareRefusing(root, nil, compat.TinyidRefusal))
+	return n.Metrics().InstrumentHTTP(api)
+}
+
+// router sends a request to the admin page (/ui, /ui/…), the Tinyid and
+// Vesta handler (compat.Paths) or idforge's own API (everything else) by
+// comparing strings, so that an ID request passes one http.ServeMux, not
+// two. Each handler cleans its paths itself: an unclean path ("/a/../b")
+// is redirected by whichever mux it reaches, and the redirect comes back
+// here clean.
+type router struct {
+	api, compat, ui http.Handler
+	compatPaths     []string // exact paths
+	compatPrefixes  []string // subtrees, ending in '/'
+}
+
+func (rt *router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, "/v1/"), strings.HasPrefix(p, "/api/"):
+		rt.api.ServeHTTP(w, r)
+	case p == "/ui", strings.HasPrefix(p, "/ui/"):
+		rt.ui.ServeHTTP(w, r)
+	case slices.Contains(rt.compatPaths, p), slices.ContainsFunc(rt.compatPrefixes, func(prefix string) bool { return strings.HasPrefix(p, prefix) }):
+		rt.compat.ServeHTTP(w, r)
+	default:
+		rt.api.ServeHTTP(w, r)
+	}
 }
 
 // grpcServer assembles the gRPC server: the IDForge service, health and
@@ -167,6 +203,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	refreshCtx, stopRefresh := context.WithCancel(context.Background())
 	defer stopRefresh()
 	go n.Issuer().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
+	go n.Quotas().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()

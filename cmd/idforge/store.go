@@ -14,6 +14,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/store"
 )
 
@@ -120,7 +121,12 @@ func openCatalog(ctx context.Context, cfg Config, stderr io.Writer) (*catalog, e
 	for _, sc := range cfg.Sources {
 		sources[sc.Name] = unopenedSource(sc.Name)
 	}
-	c.issuer = issuer.New(st, nil, issuer.Settings{Logger: log, Sources: sources})
+	// Sources and counters defined through the API are defined, listed
+	// and retired here too (idforge sources|counters), never served.
+	srcs, ctrs := cfg.sequences()
+	defs := node.Catalog(st, node.Settings{DataDir: dataDir, Sources: srcs, Counters: ctrs, Logger: log})
+	c.closers = append(c.closers, defs)
+	c.issuer = issuer.New(st, nil, issuer.Settings{Logger: log, Sources: sources, Definitions: defs})
 	c.closers = append(c.closers, c.issuer)
 	return c, nil
 }

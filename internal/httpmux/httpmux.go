@@ -4,12 +4,16 @@
 // document, api/openapi.json) instead of a second list of them.
 package httpmux
 
-import "net/http"
+import (
+	"net/http"
+	"strings"
+)
 
 // Mux is an http.ServeMux that records its patterns.
 type Mux struct {
 	*http.ServeMux
 	patterns []string
+	fast     []fastRoute
 }
 
 // New returns an empty Mux.
@@ -32,3 +36,39 @@ func (m *Mux) Handle(pattern string, h http.Handler) {
 // Patterns returns the patterns registered, in order, e.g. "GET /v1/keys"
 // or "/genid" (any method).
 func (m *Mux) Patterns() []string { return append([]string(nil), m.patterns...) }
+
+// fastRoute is a route answered before the ServeMux: see HandleLast.
+type fastRoute struct {
+	method, prefix string
+	fn             func(w http.ResponseWriter, r *http.Request, last string)
+}
+
+// HandleLast answers the paths prefix+NAME, NAME one clean path segment
+// (no '/', not "." or ".."), with fn(w, r, NAME) before the ServeMux looks
+// at them, so that a hot route skips the mux's path cleaning and pattern
+// matching. method "" takes any method; "GET" takes GET and HEAD, as a
+// ServeMux pattern does. It is an acceleration only: the same paths must
+// also be registered with a pattern ("prefix{name}") whose handler answers
+// them the same way, for the requests HandleLast leaves to the mux (a
+// path with escapes, another method) and for Patterns.
+func (m *Mux) HandleLast(method, prefix string, fn func(w http.ResponseWriter, r *http.Request, last string)) {
+	m.fast = append(m.fast, fastRoute{method, prefix, fn})
+}
+
+// ServeHTTP answers a request of a HandleLast route directly and passes
+// every other one to the ServeMux.
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.RawPath == "" {
+		for _, f := range m.fast {
+			last, ok := strings.CutPrefix(r.URL.Path, f.prefix)
+			if !ok || last == "" || last == "." || last == ".." || strings.IndexByte(last, '/') >= 0 {
+				continue
+			}
+			if f.method == "" || r.Method == f.method || (f.method == http.MethodGet && r.Method == http.MethodHead) {
+				f.fn(w, r, last)
+				return
+			}
+		}
+	}
+	m.ServeMux.ServeHTTP(w, r)
+}

@@ -14,6 +14,15 @@ import (
 // GET /v1/serials/{name}: param.area=010 fills @{param:area}.
 const SerialParamPrefix = "param."
 
+// GET /v1/keys answers a page of keys at a time, in name order: limit
+// keys (DefaultKeysPage when not given, at most MaxKeysPage) after the
+// key named by the parameter after; the answer's next, when set, is the
+// after of the following page.
+const (
+	DefaultKeysPage = 1000
+	MaxKeysPage     = 10_000
+)
+
 // IDs is the answer of GET /v1/ids/{key}. IDs are strings: decimal by
 // default, so that JavaScript clients lose no precision above 2^53, in
 // the key's format (or ?format=) otherwise, and UUIDs or ULIDs for keys of
@@ -77,6 +86,14 @@ type Key struct {
 	// (PATCH /v1/keys/{key}); absent: the node's.
 	MinStep int64 `json:"min_step,omitempty"`
 	MaxStep int64 `json:"max_step,omitempty"`
+	// Health is a source key's health (sequence.Health): up, degraded
+	// or down; empty for keys whose source reports none.
+	Health string `json:"health,omitempty"`
+	// LastError is the key's newest failure on this node (a failed
+	// segment claim, a source's failed call), kept after it recovers, and
+	// LastErrorAt when it happened.
+	LastError   string     `json:"last_error,omitempty"`
+	LastErrorAt *time.Time `json:"last_error_at,omitempty"`
 }
 
 // Segment is a segment key's live state on the node that answers.

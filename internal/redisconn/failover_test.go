@@ -541,3 +541,28 @@ func clusterFailover(t *testing.T, noWait bool) {
 		noWait: noWait,
 	}, "{t}:")
 }
+
+// TestClusterSlotMigration runs every Redis part on a 3-master Redis
+// Cluster with all keys in one slot (hash tag {t}) and moves that slot to
+// another master while they run, key by key, as redis-cli --cluster
+// reshard does: clients meet ASK redirects while the slot is half moved
+// and MOVED once it has, which go-redis follows (the WAIT path, pinned to
+// the slot's master, answers a fast 503 and reloads the layout instead).
+// No value may repeat; every error is a fast 503.
+func TestClusterSlotMigration(t *testing.T) {
+	testsvc.Slow(t)
+	c := testsvc.StartRedisCluster(t, 3)
+	from, _ := c.MasterOf("t")
+	to := c.OtherMaster(from)
+	runFailover(t, failover{
+		url:  func(base, query string) string { return c.URL(base+"+cluster", query) },
+		kill: func() { c.MigrateSlot("t", to, 50*time.Millisecond) },
+		promoted: func() bool {
+			m, _ := c.MasterOf("t")
+			return m == to
+		},
+	}, "{t}:")
+	if n := from.Do("CLUSTER", "COUNTKEYSINSLOT", from.Do("CLUSTER", "KEYSLOT", "t")).(int64); n != 0 {
+		t.Errorf("%d keys of slot {t} left on its old master", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -57,9 +58,13 @@ func (w Writer) Eval(ctx context.Context, sc *goredis.Script, keys []string, arg
 		}
 		node = c
 	}
-	cmd, acked, err := w.evalWait(ctx, node, sc.EvalSha, keys, args)
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		cmd, acked, err = w.evalWait(ctx, node, sc.Eval, keys, args)
+	cmd, acked, err := w.evalWait(ctx, node, false, sc, keys, args)
+	if to, ask := strings.CutPrefix(errText(err), "ASK "); ask && isCluster {
+		// The slot is being migrated and the key has moved already: ask
+		// its new master, as go-redis does ("ASK slot host:port").
+		if n := masterAt(ctx, cluster, to[strings.IndexByte(to, ' ')+1:]); n != nil {
+			cmd, acked, err = w.evalWait(ctx, n, true, sc, keys, args)
+		}
 	}
 	if err != nil {
 		if isCluster && (isRedirect(err) || !isReply(err)) {
@@ -75,13 +80,48 @@ func (w Writer) Eval(ctx context.Context, sc *goredis.Script, keys []string, arg
 	return cmd, nil
 }
 
-// evalWait sends the script and WAIT in one pipeline.
-func (w Writer) evalWait(ctx context.Context, node goredis.Cmdable,
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// masterAt returns the client of the cluster's master at addr, nil when
+// the cluster knows none.
+func masterAt(ctx context.Context, cluster *goredis.ClusterClient, addr string) *goredis.Client {
+	var mu sync.Mutex
+	var found *goredis.Client
+	_ = cluster.ForEachMaster(ctx, func(_ context.Context, c *goredis.Client) error {
+		if c.Options().Addr == addr {
+			mu.Lock()
+			found = c
+			mu.Unlock()
+		}
+		return nil
+	})
+	return found
+}
+
+// evalWait sends the script (EVALSHA, then EVAL when the server lacks
+// it) and WAIT in one pipeline, after ASKING when asking.
+func (w Writer) evalWait(ctx context.Context, node goredis.Cmdable, asking bool, sc *goredis.Script, keys []string, args []any) (*goredis.Cmd, int64, error) {
+	cmd, n, err := w.evalWaitWith(ctx, node, asking, sc.EvalSha, keys, args)
+	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		cmd, n, err = w.evalWaitWith(ctx, node, asking, sc.Eval, keys, args)
+	}
+	return cmd, n, err
+}
+
+func (w Writer) evalWaitWith(ctx context.Context, node goredis.Cmdable, asking bool,
 	eval func(context.Context, goredis.Scripter, []string, ...any) *goredis.Cmd, keys []string, args []any,
 ) (*goredis.Cmd, int64, error) {
 	var cmd *goredis.Cmd
 	var wait *goredis.IntCmd
 	_, _ = node.Pipelined(ctx, func(p goredis.Pipeliner) error {
+		if asking {
+			_ = p.Process(ctx, goredis.NewStatusCmd(ctx, "asking"))
+		}
 		cmd = eval(ctx, p, keys, args...)
 		wait = goredis.NewIntCmd(ctx, "wait", w.MinReplicas, w.Timeout.Milliseconds())
 		_ = p.Process(ctx, wait)

@@ -381,3 +381,47 @@ func (s *RedisServer) signal(sig syscall.Signal) {
 		s.cmd.Process.Signal(sig)
 	}
 }
+
+// OtherMaster returns a master of the cluster other than m.
+func (c *RedisCluster) OtherMaster(m *RedisServer) *RedisServer {
+	c.tb.Helper()
+	for _, n := range c.Nodes {
+		if n != m && n.Info("replication", "role") == "master" {
+			return n
+		}
+	}
+	c.tb.Fatal("testsvc: redis cluster: no other master")
+	return nil
+}
+
+// MigrateSlot moves key's slot from its master to the master to, as
+// redis-cli --cluster reshard does: CLUSTER SETSLOT … IMPORTING on to,
+// MIGRATING on the old master, MIGRATE of the slot's keys one at a time
+// (waiting pause after each, so that clients meet the slot half moved and
+// are sent ASK redirects), then SETSLOT … NODE on every master.
+func (c *RedisCluster) MigrateSlot(key string, to *RedisServer, pause time.Duration) {
+	c.tb.Helper()
+	from, _ := c.MasterOf(key)
+	if from == to {
+		c.tb.Fatalf("testsvc: redis cluster: %q's slot is on %s already", key, to.Addr())
+	}
+	slot := from.Do("CLUSTER", "KEYSLOT", key).(int64)
+	fromID, toID := from.Do("CLUSTER", "MYID").(string), to.Do("CLUSTER", "MYID").(string)
+	to.Do("CLUSTER", "SETSLOT", slot, "IMPORTING", fromID)
+	from.Do("CLUSTER", "SETSLOT", slot, "MIGRATING", toID)
+	for {
+		keys := from.Do("CLUSTER", "GETKEYSINSLOT", slot, 1).([]any)
+		if len(keys) == 0 {
+			break
+		}
+		from.Do("MIGRATE", "127.0.0.1", to.Port(), keys[0], 0, 5000)
+		time.Sleep(pause)
+	}
+	to.Do("CLUSTER", "SETSLOT", slot, "NODE", toID)
+	from.Do("CLUSTER", "SETSLOT", slot, "NODE", toID)
+	for _, n := range c.Nodes {
+		if n != from && n != to && n.Info("replication", "role") == "master" {
+			n.Do("CLUSTER", "SETSLOT", slot, "NODE", toID)
+		}
+	}
+}

@@ -4,58 +4,134 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/bits"
+	"net/url"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
+
+// Repair says how RepairFailover raises auto-increment tables.
+type Repair struct {
+	// Floor is an id (the high bits of a value: Source.Split) at or above
+	// every id the tables handed out; their next ids are above it. It must
+	// be at least 1.
+	Floor int64
+	// NoAccept raises the tables but leaves the fence as it is: closed
+	// after a fail-over, so nothing is handed out until a later repair
+	// (or another one of the same database, such as the segment store's)
+	// accepts the server. Raise every kind of row of a database before
+	// any repair accepts its server.
+	NoAccept bool
+}
 
 // RepairFailover puts an auto-increment table back into service after its
 // server failed over to a replica that may lack the last inserts (the
 // failover fence, idforge_fence, names another server, and Next leaves
 // the table aside with an error wrapping idforge.ErrStoreFailedOver). It
-// raises the table's next id above floor, an id (the high bits of a value:
-// Split) at or above every id the table handed out, and then records the
-// server it runs on in the fence. It returns the fence as it was, and an
-// error wrapping idforge.ErrInvalidArgument for a floor below 1, an SQLite
-// database or one without the fence.
-func RepairFailover(ctx context.Context, db *sql.DB, table string, floor int64) (idforge.FailoverState, error) {
+// raises the table's next id above r.Floor (never lowering it), and then,
+// unless r.NoAccept, records the server it runs on in the fence. It
+// returns the fence as it was, and an error wrapping
+// idforge.ErrInvalidArgument for a floor below 1, an SQLite database or
+// one without the fence.
+func RepairFailover(ctx context.Context, db *sql.DB, table string, r Repair) (idforge.FailoverState, error) {
 	d, err := sqldb.Wrap(db)
-	switch {
-	case err != nil:
+	if err != nil {
 		return idforge.FailoverState{}, fmt.Errorf("%w: autoinc repair: %v", idforge.ErrInvalidArgument, err)
-	case floor < 1:
-		return idforge.FailoverState{}, fmt.Errorf("%w: autoinc repair: floor %d is below 1", idforge.ErrInvalidArgument, floor)
-	case !sqldb.ValidIdent(table):
+	}
+	if !sqldb.ValidIdent(table) {
 		return idforge.FailoverState{}, fmt.Errorf("%w: autoinc repair: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
 	}
-	f, err := d.Fence(ctx, false)
+	states, err := repair(ctx, []*sqldb.DB{d}, []Table{{DB: db, Name: table}}, r)
 	if err != nil {
-		return idforge.FailoverState{}, fmt.Errorf("autoinc repair on %s: %w", d.Where, err)
+		return idforge.FailoverState{}, err
 	}
-	if f == nil {
-		return idforge.FailoverState{}, fmt.Errorf("%w: autoinc repair: %s has no failover fence (SQLite, or not migrated)", idforge.ErrInvalidArgument, d.Where)
+	return states[0], nil
+}
+
+// RepairFailoverURL is RepairFailover on every table a source URL
+// (autoinc+mysql://…, autoinc+postgres://…, with its tables, table and
+// also parameters) names, with r.Floor a value of the source rather than
+// an id: at or above every value it handed out. Each table's next id is
+// raised above r.Floor >> n (n = Source.Bits), so every value it issues is
+// above r.Floor. It returns the fence of each of the URL's databases as
+// it was, in the URL's order.
+func RepairFailoverURL(ctx context.Context, rawURL string, r Repair) ([]idforge.FailoverState, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: autoinc repair URL %s: cannot parse it", idforge.ErrInvalidArgument, dsn.RedactedString(rawURL))
 	}
-	// The fence stays closed while the table is raised: nothing is
+	t, err := openTarget(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	defer t.close()
+	if r.Floor >= 1 {
+		r.Floor = max(r.Floor>>bits.TrailingZeros(uint(len(t.cfg.Tables))), 1)
+	}
+	return repair(ctx, t.dbs, t.cfg.Tables, r)
+}
+
+// repair raises tables, each on the database of dbs whose pool it names,
+// and then accepts the fence of each of dbs.
+func repair(ctx context.Context, dbs []*sqldb.DB, tables []Table, r Repair) ([]idforge.FailoverState, error) {
+	if r.Floor < 1 {
+		return nil, fmt.Errorf("%w: autoinc repair: floor %d is below 1", idforge.ErrInvalidArgument, r.Floor)
+	}
+	fences := make([]*sqlfence.Fence, len(dbs))
+	for i, d := range dbs {
+		f, err := d.Fence(ctx, false)
+		if err != nil {
+			return nil, fmt.Errorf("autoinc repair on %s: %w", d.Where, err)
+		}
+		if f == nil {
+			return nil, fmt.Errorf("%w: autoinc repair: %s has no failover fence (SQLite, or not migrated)", idforge.ErrInvalidArgument, d.Where)
+		}
+		fences[i] = f
+	}
+	// The fences stay closed while the tables are raised: nothing is
 	// inserted meanwhile.
+	for _, t := range tables {
+		for _, d := range dbs {
+			if d.DB == t.DB {
+				if err := raise(ctx, d, t.Name, r.Floor); err != nil {
+					return nil, fmt.Errorf("autoinc repair: raise table %s on %s: %w", t.Name, d.Where, err)
+				}
+			}
+		}
+	}
+	states := make([]idforge.FailoverState, len(dbs))
+	for i, d := range dbs {
+		accept := fences[i].Accept
+		if r.NoAccept {
+			accept = fences[i].Read
+		}
+		before, err := accept(ctx, d)
+		if err != nil {
+			return nil, fmt.Errorf("autoinc repair on %s: %w", d.Where, err)
+		}
+		states[i] = idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}
+	}
+	return states, nil
+}
+
+// raise makes the table's next id above floor, never lowering it.
+func raise(ctx context.Context, d *sqldb.DB, table string, floor int64) error {
 	if d.Dialect == sqldb.MySQL {
-		// Never lowers it: MySQL keeps it above the largest id.
+		// MySQL keeps it above the largest id.
 		var next sql.NullInt64
-		err = db.QueryRowContext(ctx, `SELECT AUTO_INCREMENT FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&next)
+		err := d.QueryRowContext(ctx, `SELECT AUTO_INCREMENT FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&next)
 		if err == nil && next.Int64 <= floor {
-			_, err = db.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", d.Quote(table), floor+1))
+			_, err = d.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", d.Quote(table), floor+1))
 		}
-	} else {
-		var seq string
-		if err = db.QueryRowContext(ctx, `SELECT pg_get_serial_sequence($1, 'id')`, table).Scan(&seq); err == nil {
-			_, err = db.ExecContext(ctx, `SELECT setval($1::regclass, $2) WHERE (SELECT last_value FROM `+seq+`) < $2`, seq, floor)
-		}
+		return err
 	}
-	if err != nil {
-		return idforge.FailoverState{}, fmt.Errorf("autoinc repair: raise table %s on %s: %w", table, d.Where, err)
+	var seq string
+	if err := d.QueryRowContext(ctx, `SELECT pg_get_serial_sequence($1, 'id')`, table).Scan(&seq); err != nil {
+		return err
 	}
-	before, err := f.Accept(ctx, db)
-	if err != nil {
-		return idforge.FailoverState{}, fmt.Errorf("autoinc repair on %s: %w", d.Where, err)
-	}
-	return idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}, nil
+	_, err := d.ExecContext(ctx, `SELECT setval($1::regclass, $2) WHERE (SELECT last_value FROM `+seq+`) < $2`, seq, floor)
+	return err
 }

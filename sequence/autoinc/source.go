@@ -157,13 +157,10 @@ func (s *Source) Split(v int64) (id int64, index int) {
 // table whose ids no longer fit in 63-n bits is left aside for good. It
 // returns an error wrapping idforge.ErrUnavailable with every table's
 // error when none can issue (idforge.ErrSpaceExhausted when all are used
-// up), and idforge.ErrClosed after Close.
+// up; idforge.ErrStoreFailedOver too when a table's failover fence names
+// another server: see RepairFailover), and idforge.ErrClosed after Close.
 func (s *Source) Next(ctx context.Context) (int64, error) {
-	if s.closed.Load() {
-		return 0, fmt.Errorf("autoinc source: %w", idforge.ErrClosed)
-	}
-	var v int64
-	err := s.rotor.Do(ctx, func(ctx context.Context, i int) error {
+	return s.rotor.Next(ctx, "autoinc source", s.closed.Load(), func(ctx context.Context, i int) (int64, error) {
 		t := s.tables[i]
 		// Every id taken before this insert began is below the one it
 		// gets, however concurrent inserts finish: the floor is read
@@ -172,29 +169,21 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		id, err := t.next(ctx)
 		if err != nil {
 			if sqldb.OutOfRange(err) {
-				return rotate.Exhausted(fmt.Errorf("%w: table %s: %w", idforge.ErrSpaceExhausted, t.name, err))
+				return 0, rotate.Exhausted(fmt.Errorf("%w: table %s: %w", idforge.ErrSpaceExhausted, t.name, err))
 			}
-			return fmt.Errorf("table %s on %s: %w", t.name, t.db.Where, err)
+			return 0, fmt.Errorf("table %s on %s: %w", t.name, t.db.Where, err)
 		}
 		if id < 1 || id > s.maxID {
-			return rotate.Exhausted(fmt.Errorf("%w: table %s issued id %d, outside [1, 2^%d)", idforge.ErrSpaceExhausted, t.name, id, 63-s.bits))
+			return 0, rotate.Exhausted(fmt.Errorf("%w: table %s issued id %d, outside [1, 2^%d)", idforge.ErrSpaceExhausted, t.name, id, 63-s.bits))
 		}
 		if id <= floor {
 			// Left aside like any failing table; the others answer.
-			return fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
+			return 0, fmt.Errorf("%w: table %s on %s issued id %d, not above the %d it issued before (dropped and created again, or restored?)",
 				sequence.ErrCounterLost, t.name, t.db.Where, id, floor)
 		}
 		atomicmax.Raise(&t.seen, id)
-		v = id<<s.bits | int64(i)
-		return nil
+		return id<<s.bits | int64(i), nil
 	})
-	if err != nil {
-		if errors.Is(err, idforge.ErrSpaceExhausted) && !errors.Is(err, idforge.ErrUnavailable) {
-			return 0, fmt.Errorf("autoinc source: %w", err)
-		}
-		return 0, fmt.Errorf("%w: autoinc source: %w", idforge.ErrUnavailable, err)
-	}
-	return v, nil
 }
 
 func (t *table) next(ctx context.Context) (int64, error) {

@@ -22,9 +22,22 @@ func init() {
 	}
 }
 
-// openSource is the sequence.Opener of "autoinc+mysql", "autoinc+postgres"
-// and "autoinc+sqlite".
-func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
+// target is what a source URL names: its tables, spread over its
+// databases in turn, opened.
+type target struct {
+	cfg  Config
+	tdbs []*sqldb.DB // per table
+	dbs  []*sqldb.DB // each database once
+}
+
+func (t *target) close() {
+	for _, d := range t.dbs {
+		d.Close()
+	}
+}
+
+// openTarget parses a source URL and opens its databases.
+func openTarget(ctx context.Context, u *url.URL) (*target, error) {
 	q := dsn.NewQuery(u, "autoinc source URL")
 	n := q.Int("tables", 1, 1, MaxTables)
 	prefix := q.String("table", DefaultTablePrefix)
@@ -46,31 +59,36 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 		return nil, q.Errorf("%v", err)
 	}
 	rest := q.Rest().Encode()
-	var dbs []*sqldb.DB
-	fail := func(err error) (sequence.Source, error) {
-		for _, d := range dbs {
-			d.Close()
-		}
-		return nil, err
-	}
+	t := &target{cfg: Config{Rescue: rescue, NoCreate: !create}}
 	for _, p := range places {
 		p.RawQuery = rest
 		d, err := sqldb.Open(ctx, p, dsn.NewQuery(p, "autoinc source URL"))
 		if err != nil {
-			return fail(err)
+			t.close()
+			return nil, err
 		}
-		dbs = append(dbs, d)
+		t.dbs = append(t.dbs, d)
 	}
-	cfg := Config{Rescue: rescue, NoCreate: !create}
-	tdbs := make([]*sqldb.DB, n)
 	for i := range int(n) {
-		cfg.Tables = append(cfg.Tables, Table{DB: dbs[i%len(dbs)].DB, Name: fmt.Sprintf("%s_%d", prefix, i)})
-		tdbs[i] = dbs[i%len(dbs)]
+		d := t.dbs[i%len(t.dbs)]
+		t.cfg.Tables = append(t.cfg.Tables, Table{DB: d.DB, Name: fmt.Sprintf("%s_%d", prefix, i)})
+		t.tdbs = append(t.tdbs, d)
 	}
-	s, err := newSource(ctx, cfg, tdbs)
+	return t, nil
+}
+
+// openSource is the sequence.Opener of "autoinc+mysql", "autoinc+postgres"
+// and "autoinc+sqlite".
+func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
+	t, err := openTarget(ctx, u)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	s.owned = dbs
+	s, err := newSource(ctx, t.cfg, t.tdbs)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	s.owned = t.dbs
 	return s, nil
 }

@@ -138,8 +138,9 @@ type SourceStats struct {
 	// Ejections counts how often the source was ejected.
 	Ejections uint64
 	// LastError is the reason of the latest ejection or exhaustion,
-	// empty if there was none.
-	LastError string
+	// empty if there was none; LastErrorAt is when it happened.
+	LastError   string
+	LastErrorAt time.Time
 }
 
 // State encoding of member.state: admitted, ejected until a time on the
@@ -161,11 +162,12 @@ type member struct {
 	gen  idforge.Generator
 	name string
 
-	mu      sync.Mutex
-	slowAt  []int64 // ring of the latest slow calls' completion times
-	slowPos int     // next slot of slowAt to write
-	slowN   int     // slots of slowAt in use
-	reason  string  // why the source was last ejected or exhausted
+	mu       sync.Mutex
+	slowAt   []int64 // ring of the latest slow calls' completion times
+	slowPos  int     // next slot of slowAt to write
+	slowN    int     // slots of slowAt in use
+	reason   string  // why the source was last ejected or exhausted
+	reasonAt int64   // when, on the Balanced's monotonic clock
 
 	_ [64]byte
 }
@@ -194,7 +196,10 @@ type Balanced struct {
 	closed   atomic.Bool
 }
 
-var _ sequence.Source = (*Balanced)(nil)
+var (
+	_ sequence.Source         = (*Balanced)(nil)
+	_ sequence.StatusReporter = (*Balanced)(nil)
+)
 
 // NewBalanced returns a Balanced over sources; source i gets index i.
 // The caller keeps owning the sources: Close does not close them.
@@ -423,7 +428,7 @@ func (b *Balanced) eject(i int, t int64, reason string) {
 	}
 	m.ejections.Add(1)
 	m.mu.Lock()
-	m.reason = reason
+	m.reason, m.reasonAt = reason, t
 	m.mu.Unlock()
 	b.opts.Logger.Warn("sequence source ejected", "index", i, "source", m.name,
 		"rescue_after", b.opts.RescueAfter, "reason", reason)
@@ -437,7 +442,7 @@ func (b *Balanced) exhaust(i int, reason string) {
 		return
 	}
 	m.mu.Lock()
-	m.reason = reason
+	m.reason, m.reasonAt = reason, b.now()
 	m.mu.Unlock()
 	b.opts.Logger.Error("sequence source exhausted; skipped for good", "index", i, "source", m.name, "reason", reason)
 	b.rebuild(b.now(), false)
@@ -526,10 +531,32 @@ func (b *Balanced) Stats() []SourceStats {
 		}
 		m.mu.Lock()
 		st.LastError = m.reason
+		if m.reason != "" {
+			st.LastErrorAt = b.epoch.Add(time.Duration(m.reasonAt))
+		}
 		m.mu.Unlock()
 		out[i] = st
 	}
 	return out
+}
+
+// Status reports the Balanced for operators (sequence.StatusReporter):
+// Down when no source is admitted, Degraded when some source is ejected
+// or exhausted, Up otherwise; each member with its state, the rescue
+// time left, its counters and its latest ejection's reason and time.
+func (b *Balanced) Status() sequence.Status {
+	now := time.Now()
+	stats := b.Stats()
+	members := make([]sequence.MemberStatus, len(stats))
+	for i, s := range stats {
+		members[i] = sequence.MemberStatus{Index: s.Index, Name: s.Name, State: s.State.String(),
+			Calls: s.Calls, Failures: s.Errors, SlowCalls: s.SlowCalls, Ejections: s.Ejections,
+			LastError: s.LastError, LastErrorAt: s.LastErrorAt}
+		if s.State == Ejected {
+			members[i].RescueIn = max(s.EjectedUntil.Sub(now), 0)
+		}
+	}
+	return sequence.FromMembers("balanced", members)
 }
 
 // Close makes Next fail with idforge.ErrClosed and closes the sources

@@ -2,8 +2,10 @@ package compose_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/sequence/compose"
@@ -61,3 +63,35 @@ func ExampleOpenBalanced() {
 	}
 	fmt.Println(id > 0)
 }
+
+// Status tells operators how a Balanced fares: here its second counter
+// fails (a closed generator), so the first call that reaches it ejects
+// it and the source is degraded until the rescue time has passed.
+func ExampleBalanced_Status() {
+	ctx := context.Background()
+	down := &closedGen{}
+	bal, err := compose.NewBalanced([]idforge.Generator{&mem{}, down},
+		compose.BalancedOptions{Names: []string{"a", "b"}, Logger: quiet})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 2 {
+		if _, err := bal.Next(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}
+	st := bal.Status()
+	fmt.Println(st.Kind, st.Health, st.Calls, st.Failures)
+	for _, m := range st.Members {
+		fmt.Println(strings.TrimSpace(fmt.Sprint(m.Name, " ", m.State, " ", m.Calls, " ", m.Failures, " ", m.LastError)))
+	}
+	// Output:
+	// balanced degraded 3 1
+	// a admitted 2 0
+	// b ejected 1 1 error: b is closed
+}
+
+// closedGen is a generator that has been closed.
+type closedGen struct{}
+
+func (closedGen) Next(context.Context) (int64, error) { return 0, errors.New("b is closed") }

@@ -176,6 +176,8 @@ type Expanded struct {
 
 	innerCalls, fetched, fetchErrs atomic.Uint64
 	installed, dropped, waits      atomic.Uint64
+	failing                        atomic.Bool // the latest inner call failed
+	lastErr                        sequence.LastError
 
 	cancel context.CancelFunc
 	stop   chan struct{}
@@ -183,8 +185,9 @@ type Expanded struct {
 }
 
 var (
-	_ idforge.BatchGenerator = (*Expanded)(nil)
-	_ sequence.Source        = (*Expanded)(nil)
+	_ idforge.BatchGenerator  = (*Expanded)(nil)
+	_ sequence.Source         = (*Expanded)(nil)
+	_ sequence.StatusReporter = (*Expanded)(nil)
 )
 
 // NewExpanded returns an Expanded over inner and, unless
@@ -379,14 +382,20 @@ func (e *Expanded) fetch(ctx context.Context) (int64, error) {
 	v, err := e.inner.Next(ctx)
 	e.innerCalls.Add(1)
 	if err != nil {
-		e.fetchErrs.Add(1)
-		return 0, fmt.Errorf("compose: expanded: inner source: %w", err)
-	}
-	if v < 1 || v > e.limit {
-		e.fetchErrs.Add(1)
-		return 0, fmt.Errorf("%w: %w: compose: expanded: the inner source returned %d; with %d memory bits its values must be in [1, %d]",
+		err = fmt.Errorf("compose: expanded: inner source: %w", err)
+	} else if v < 1 || v > e.limit {
+		err = fmt.Errorf("%w: %w: compose: expanded: the inner source returned %d; with %d memory bits its values must be in [1, %d]",
 			ErrOutOfRange, idforge.ErrSpaceExhausted, v, e.bits, e.limit)
 	}
+	if err != nil {
+		e.fetchErrs.Add(1)
+		if ctx.Err() == nil { // not a cancelled prefetch at Close
+			e.failing.Store(true)
+			e.lastErr.Set(err, time.Now())
+		}
+		return 0, err
+	}
+	e.failing.Store(false)
 	e.fetched.Add(1)
 	return v, nil
 }
@@ -507,6 +516,37 @@ func (e *Expanded) Stats() ExpandedStats {
 		Rate:         rate * float64(e.size),
 		FetchLatency: time.Duration(latency * float64(time.Second)),
 	}
+}
+
+// Status reports the Expanded for operators (sequence.StatusReporter):
+// its calls of the inner source, the prefetch buffer (blocks and IDs
+// ready, the target, the measured rate) and the inner source's own
+// status when it reports one. It is Down when the latest inner call
+// failed and no ID is buffered, Degraded when it failed but IDs are
+// left (or the inner source is degraded), else the inner source's
+// health.
+func (e *Expanded) Status() sequence.Status {
+	s := e.Stats()
+	left := max(e.size-e.cur.Load().next.Load(), 0)
+	st := sequence.Status{Kind: "expanded", Health: sequence.Up, Calls: s.InnerCalls, Failures: s.FetchErrors,
+		Prefetch: &sequence.PrefetchStatus{Blocks: s.Queued, IDs: int64(s.Queued)*e.size + left,
+			Target: s.Target, Rate: s.Rate, Waits: s.Waits}}
+	st.LastError, st.LastErrorAt = e.lastErr.Get()
+	if in, ok := sequence.StatusOf(e.inner); ok {
+		st.Inner = &in
+		st.Health = in.Health
+		if in.Health == sequence.Down && st.Prefetch.IDs > 0 {
+			st.Health = sequence.Degraded // issuing from the buffer
+		}
+	}
+	if e.failing.Load() {
+		h := sequence.Degraded
+		if st.Prefetch.IDs == 0 {
+			h = sequence.Down
+		}
+		st.Health = sequence.Worse(st.Health, h)
+	}
+	return st
 }
 
 // Close stops the prefetcher, cancelling its inner calls in flight and

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/sequence"
+	"github.com/idforge/idforge/sequence/internal/seqtest"
 	"github.com/idforge/idforge/sequence/sqlrow"
 )
 
@@ -123,6 +125,43 @@ func TestFailoverFence(t *testing.T) {
 				t.Fatalf("RepairFailoverURL: %v", err)
 			}
 			next(src, 103)
+		})
+	}
+}
+
+// BenchmarkFence: what the failover fence costs a value (the EXISTS on
+// idforge_fence in the UPDATE), next to a source on a database whose
+// fence was dropped.
+//
+// postgres-async commits without waiting for the WAL flush
+// (synchronous_commit=off), so that the fence's own cost shows beside
+// a commit's fsync, which dominates on a busy disk.
+func BenchmarkFence(b *testing.B) {
+	async := backend{name: "postgres-async", fresh: func(tb testing.TB) string {
+		return withParams(testsvc.Postgres(tb), "synchronous_commit=off")
+	}, pool: testsvc.PostgresDB}
+	for _, be := range append(backends[:2:2], async) {
+		b.Run(be.name, func(b *testing.B) {
+			ctx := context.Background()
+			fenced, unfenced := be.fresh(b), be.fresh(b)
+			once, err := sequence.Open(ctx, "sqlrow+"+withParams(unfenced, "name=bench"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			once.Close()
+			if _, err := be.pool(b, unfenced).ExecContext(ctx, "DROP TABLE idforge_fence"); err != nil {
+				b.Fatal(err)
+			}
+			var srcs []sequence.Source
+			for _, u := range []string{withParams(fenced, "name=bench"), withParams(unfenced, "name=bench&create=false")} {
+				s, err := sequence.Open(ctx, "sqlrow+"+u)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { s.Close() })
+				srcs = append(srcs, s)
+			}
+			seqtest.BenchFence(b, srcs[0], srcs[1])
 		})
 	}
 }

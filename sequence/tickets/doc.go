@@ -57,9 +57,29 @@
 // returns an error wrapping idforge.ErrUnavailable with each server's
 // error. A client crash loses the ticket in flight at most. A ticket is
 // as durable as the server's commit: with a crash that loses commits
-// (innodb_flush_log_at_trx_commit ≠ 1) or a fail-over to a replica
-// missing the last tickets, tickets repeat; run each server with durable
-// commits and synchronous replicas.
+// (innodb_flush_log_at_trx_commit ≠ 1) tickets repeat; run each server
+// with durable commits.
+//
+// # Fail-over
+//
+// A replica promoted after a fail-over may lack the last tickets, and its
+// auto-increment counter would hand them out again. Expand creates, in
+// every server's database, the failover fence of idforge's SQL tables,
+// idforge_fence (the segment store and the sqlrow and autoinc sources use
+// it too), recording the server it runs on; the REPLACE ANDs
+//
+//	EXISTS (SELECT 1 FROM idforge_fence WHERE id = 1 AND server = <this server>)
+//
+// into its WHERE clause. The row is replicated with the tickets, so on a
+// promoted replica it names the old primary: the REPLACE inserts nothing,
+// and the Source leaves the server aside with an error wrapping
+// idforge.ErrStoreFailedOver (code store_failed_over, 503) that names both
+// servers, until RepairFailover (`idforge keys repair --floor N --sequence
+// tickets+mysql://…`) moves the server above every ticket handed out and
+// accepts the new server. The fence costs a primary-key read in the
+// REPLACE (BENCHMARKS.md). A set configured before the fence existed is
+// not fenced until Expand runs again over the same servers, which creates
+// it; clients see it once they reload the configuration or restart.
 //
 // # Expansion
 //

@@ -132,7 +132,8 @@ func Status(ctx context.Context, servers []string) ([]ServerState, error) {
 // the inserts in flight and every later insert sees it. The procedure:
 //
 //  1. Lock: take a named lock (GET_LOCK) on every server, so that two
-//     expansions cannot interleave; create the tables where missing;
+//     expansions cannot interleave; create the tables (and the failover
+//     fence, see the package documentation) where missing;
 //     check the set: a configured server must sit at its position, all
 //     servers of the current configuration (positions 1 … N) must be
 //     listed, and newN must not shrink the set.
@@ -367,17 +368,8 @@ func (a *admin) switchTo(ctx context.Context, b, n, p int64, cluster string) (in
 	if err != nil {
 		return 0, fmt.Errorf("ticket server %s: %w", a.where, err)
 	}
-	m, err := a.names.maxID(ctx, tx)
+	x, err := a.raise(ctx, tx, b, n, p)
 	if err != nil {
-		return 0, fmt.Errorf("ticket server %s: %w", a.where, err)
-	}
-	from := max(b, m)
-	if from > math.MaxInt64-n {
-		return 0, fmt.Errorf("%w: ticket server %s: tickets have reached %d", idforge.ErrSpaceExhausted, a.where, from)
-	}
-	x := align(from, p, n)
-	// An explicit id moves the auto-increment counter past it.
-	if _, err := tx.ExecContext(ctx, "REPLACE INTO "+a.names.qt+" (id, stub) VALUES (?, 'a')", x); err != nil {
 		return 0, fmt.Errorf("ticket server %s: switch: %w", a.where, err)
 	}
 	if configured {
@@ -390,6 +382,26 @@ func (a *admin) switchTo(ctx context.Context, b, n, p int64, cluster string) (in
 	}
 	if err := tx.Commit(); err != nil {
 		return 0, fmt.Errorf("ticket server %s: switch: %w", a.where, err)
+	}
+	return x, nil
+}
+
+// raise moves the server's auto-increment counter past x, the smallest
+// ticket above b and above every ticket in its table that is ≡ p (mod n),
+// in tx (which holds the lock of its configuration row), and returns x.
+func (a *admin) raise(ctx context.Context, tx *sql.Tx, b, n, p int64) (int64, error) {
+	m, err := a.names.maxID(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	from := max(b, m)
+	if from > math.MaxInt64-n {
+		return 0, fmt.Errorf("%w: tickets have reached %d", idforge.ErrSpaceExhausted, from)
+	}
+	x := align(from, p, n)
+	// An explicit id moves the auto-increment counter past it.
+	if _, err := tx.ExecContext(ctx, "REPLACE INTO "+a.names.qt+" (id, stub) VALUES (?, 'a')", x); err != nil {
+		return 0, err
 	}
 	return x, nil
 }

@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // DefaultTable is the ticket table's name when a URL gives no table
@@ -31,7 +34,26 @@ func newNames(table string) names {
 	return names{table: table, config: table + "_config", qt: "`" + table + "`", qc: "`" + table + "_config`"}
 }
 
-// migrate creates the two tables when missing.
+// replace is the statement that takes a ticket, fenced is the failover
+// fence's condition ("" for none): it inserts only while the
+// configuration generation given as its argument is current (and the
+// fence names the server).
+func (n names) replace(fenced string) string {
+	return "REPLACE INTO " + n.qt + " (stub) SELECT 'a' FROM " + n.qc + " WHERE id = 1 AND gen = ?" + fenced + " LOCK IN SHARE MODE"
+}
+
+// fenceOf returns the failover fence of db's database, as sqldb.DB.Fence
+// does: nil when it has none and create is false (a set configured before
+// idforge fenced ticket servers; Expand creates it).
+func fenceOf(ctx context.Context, db *sql.DB, create bool) (*sqlfence.Fence, error) {
+	d, err := sqldb.Wrap(db)
+	if err != nil {
+		return nil, err
+	}
+	return d.Fence(ctx, create)
+}
+
+// migrate creates the two tables and the failover fence when missing.
 func (n names) migrate(ctx context.Context, db *sql.DB) error {
 	for _, q := range []string{
 		"CREATE TABLE IF NOT EXISTS " + n.qt + ` (
@@ -54,7 +76,8 @@ func (n names) migrate(ctx context.Context, db *sql.DB) error {
 			return err
 		}
 	}
-	return nil
+	_, err := fenceOf(ctx, db, true)
+	return err
 }
 
 // querier is *sql.DB, *sql.Conn or *sql.Tx.

@@ -14,6 +14,8 @@ import (
 	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 )
@@ -38,6 +40,10 @@ type server struct {
 
 	mu    sync.Mutex // serialises reloads
 	state atomic.Pointer[state]
+
+	calls, failures atomic.Uint64
+	highest         atomic.Int64 // the highest ticket handed out
+	lastErr         sequence.LastError
 }
 
 // state is a server's configuration with a pool whose sessions use it.
@@ -45,6 +51,11 @@ type state struct {
 	config
 	db   *sql.DB // sessions with auto_increment_increment = servers, _offset = position
 	full atomic.Bool
+	// replace takes a ticket; it holds the failover fence's condition
+	// when the server has one (fence not nil): on a replica promoted
+	// after a fail-over it inserts nothing.
+	replace string
+	fence   *sqlfence.Fence
 }
 
 // Source issues tickets from N Flickr-style ticket servers in turn. It is
@@ -52,15 +63,17 @@ type state struct {
 type Source struct {
 	servers []*server
 	rotor   *rotate.Rotor
-	replace []string // per server
 	timeout time.Duration
 	closed  atomic.Bool
 }
 
-var _ sequence.Source = (*Source)(nil)
+var (
+	_ sequence.Source         = (*Source)(nil)
+	_ sequence.StatusReporter = (*Source)(nil)
+)
 
 // next returns one ticket of s.
-func (s *server) next(ctx context.Context, replace string) (int64, error) {
+func (s *server) next(ctx context.Context) (int64, error) {
 	st := s.state.Load()
 	for attempt := 0; ; attempt++ {
 		if st == nil || st.full.Load() {
@@ -72,7 +85,7 @@ func (s *server) next(ctx context.Context, replace string) (int64, error) {
 				return 0, errFull
 			}
 		}
-		res, err := st.db.ExecContext(ctx, replace, st.gen)
+		res, err := st.db.ExecContext(ctx, st.replace, st.gen)
 		if err != nil {
 			if cur := s.state.Load(); cur != st && attempt < 2 {
 				st = cur // the pool was replaced under us
@@ -84,7 +97,12 @@ func (s *server) next(ctx context.Context, replace string) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if rows == 0 { // the configuration changed: reload, try again
+		if rows == 0 { // the configuration changed (or the fence closed): reload, try again
+			if st.fence != nil {
+				if err := st.fence.Check(ctx, s.admin, s.where); err != nil {
+					return 0, err
+				}
+			}
 			if attempt >= 2 {
 				return 0, errors.New("the configuration keeps changing; try again")
 			}
@@ -140,7 +158,13 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 	if old != nil && old.gen == c.gen {
 		return old, nil
 	}
-	st := &state{config: c}
+	st := &state{config: c, replace: s.names.replace("")}
+	if st.fence, err = fenceOf(ctx, s.admin, false); err != nil {
+		return nil, err
+	}
+	if st.fence != nil {
+		st.replace = s.names.replace(st.fence.Cond())
+	}
 	if old != nil && old.servers == c.servers && old.position == c.position {
 		st.db = old.db
 	} else {
@@ -172,31 +196,48 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 // only while that configuration is current, and the ticket comes back as
 // the statement's LAST_INSERT_ID. A server that fails is left aside for
 // the rescue time; the next one is tried. It returns an error wrapping
-// idforge.ErrUnavailable with every server's error when none can issue,
-// and idforge.ErrClosed after Close.
+// idforge.ErrUnavailable with every server's error when none can issue
+// (idforge.ErrStoreFailedOver too when a server's failover fence names
+// another server: see RepairFailover; idforge.ErrSpaceExhausted alone
+// when every server is used up), and idforge.ErrClosed after Close.
 func (src *Source) Next(ctx context.Context) (int64, error) {
-	if src.closed.Load() {
-		return 0, fmt.Errorf("tickets source: %w", idforge.ErrClosed)
-	}
-	var v int64
-	err := src.rotor.Do(ctx, func(ctx context.Context, i int) error {
+	return src.rotor.Next(ctx, "tickets source", src.closed.Load(), func(ctx context.Context, i int) (int64, error) {
 		s := src.servers[i]
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, src.timeout)
 			defer cancel()
 		}
-		id, err := s.next(ctx, src.replace[i])
+		id, err := s.next(ctx)
+		s.calls.Add(1)
 		if err != nil {
-			return fmt.Errorf("ticket server %s: %w", s.where, err)
+			s.failures.Add(1)
+			s.lastErr.Set(err, time.Now())
+			return 0, fmt.Errorf("ticket server %s: %w", s.where, err)
 		}
-		v = id
-		return nil
+		atomicmax.Raise(&s.highest, id)
+		return id, nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("%w: tickets source: %w", idforge.ErrUnavailable, err)
+}
+
+// Status reports the ticket servers for operators
+// (sequence.StatusReporter): each one's state (set aside for the rescue
+// time after a failure), calls, failures, latest error and the highest
+// ticket it handed out. The source is Down when no server is admitted,
+// Degraded when some server is set aside.
+func (src *Source) Status() sequence.Status {
+	now := time.Now()
+	members := make([]sequence.MemberStatus, len(src.servers))
+	for i, s := range src.servers {
+		state, until := src.rotor.State(i, now)
+		members[i] = sequence.MemberStatus{Index: i, Name: s.where, State: state,
+			Calls: s.calls.Load(), Failures: s.failures.Load(), Highest: s.highest.Load()}
+		members[i].LastError, members[i].LastErrorAt = s.lastErr.Get()
+		if !until.IsZero() {
+			members[i].RescueIn = until.Sub(now)
+		}
 	}
-	return v, nil
+	return sequence.FromMembers("tickets", members)
 }
 
 // Close closes the source's pools. It is idempotent.

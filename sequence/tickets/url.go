@@ -135,8 +135,6 @@ func open(ctx context.Context, specs []spec, o options) (*Source, error) {
 		}
 		s := &server{where: sp.where, names: sp.names, base: sp.cfg, admin: admin, maxOpen: o.maxOpen}
 		src.servers = append(src.servers, s)
-		src.replace = append(src.replace, "REPLACE INTO "+sp.names.qt+" (stub) SELECT 'a' FROM "+sp.names.qc+
-			" WHERE id = 1 AND gen = ? LOCK IN SHARE MODE")
 		rctx, cancel := context.WithTimeout(ctx, o.timeout)
 		_, err = s.reload(rctx, nil)
 		cancel()

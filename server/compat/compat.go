@@ -1,7 +1,6 @@
 package compat
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/budget"
 	"github.com/idforge/idforge/internal/httperr"
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/issuer"
@@ -51,7 +51,7 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.log = slog.Default()
 	}
 	if h.timeout <= 0 {
-		h.timeout = 5 * time.Second
+		h.timeout = idforge.DefaultRequestTimeout
 	}
 	if h.loc == nil {
 		h.loc = time.Local
@@ -73,8 +73,10 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 }
 
 // withTimeout bounds a request that may wait on the store.
-func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), h.timeout)
+// The timer starts only if the request has to wait (see budget.Ctx):
+// release the context when the request is answered.
+func (h *handler) withTimeout(r *http.Request) *budget.Ctx {
+	return budget.New(r.Context(), h.timeout)
 }
 
 // params returns a request's parameters: its query string and, for a

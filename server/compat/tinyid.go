@@ -84,8 +84,8 @@ func (h *handler) tinyidIDs(w http.ResponseWriter, r *http.Request) ([]int64, er
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
 	if n == 1 {
 		id, err := h.iss.Next(ctx, key)
 		if err != nil {
@@ -135,8 +135,8 @@ func (h *handler) tinyidClaim(w http.ResponseWriter, r *http.Request) (tinyidSeg
 	if err != nil {
 		return tinyidSegment{}, err
 	}
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
 	k, err := h.iss.Key(ctx, key)
 	if err != nil {
 		return tinyidSegment{}, err

@@ -144,8 +144,8 @@ func (h *handler) vestaRequest(w http.ResponseWriter, r *http.Request, name stri
 
 // vestaGenID serves /genid: an ID of the node's generator, plain text.
 func (h *handler) vestaGenID(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
 	id, err := h.iss.NextSnowflake(ctx, "")
 	if err != nil {
 		h.writeError(w, r, err)

@@ -24,7 +24,7 @@ const (
 	// request leaves batch at 0.
 	DefaultStreamBatch = 1000
 	// DefaultRequestTimeout bounds how long one call waits for the store.
-	DefaultRequestTimeout = 5 * time.Second
+	DefaultRequestTimeout = idforge.DefaultRequestTimeout
 )
 
 // Options configure a Server. The zero value of every field means "use
@@ -203,7 +203,7 @@ func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequ
 
 // Stream sends IDs in messages of req.Batch IDs until req.Count IDs were
 // sent, or until the client cancels when req.Count is 0. Each message is
-// issued (NextN) only once the previous one was handed to the transport,
+// issued (issuer.NextInto, into one buffer reused for every message) only once the previous one was handed to the transport,
 // so HTTP/2 flow control keeps the server at most a window of messages
 // ahead of a slow reader. A message holds fewer IDs than the batch when
 // the key runs out of space within it. A failure ends the stream with the
@@ -226,6 +226,10 @@ func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamin
 	}
 	ctx := stream.Context()
 	msg := &idforgev1.StreamResponse{}
+	// One buffer for every message: Send encodes the message before it
+	// returns (this server registers no stats handler that would keep
+	// it), so issuing into it again is safe and costs no allocation.
+	buf := make([]int64, batch)
 	for sent := int64(0); count == 0 || sent < count; {
 		if s.isDraining() {
 			return s.toStatus("Stream", errDraining)
@@ -235,7 +239,8 @@ func (s *Server) Stream(req *idforgev1.StreamRequest, stream grpc.ServerStreamin
 			n = min(n, count-sent)
 		}
 		cctx, cancel := s.withTimeout(ctx)
-		ids, err := s.iss.NextN(cctx, key, int(n))
+		got, err := s.iss.NextInto(cctx, key, buf[:n])
+		ids := buf[:got]
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {

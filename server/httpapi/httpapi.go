@@ -7,18 +7,22 @@ package httpapi
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/api"
+	"github.com/idforge/idforge/internal/budget"
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/quota"
 )
 
 // maxBodyBytes bounds request bodies.
@@ -28,18 +32,31 @@ const maxBodyBytes = 64 << 10
 // parameters it reads: any other parameter is refused with 400
 // invalid_argument (see checkQuery), so a misspelt one is reported, not
 // ignored.
-var v1Routes = []struct {
-	methods, pattern string
-	serve            func(*handler, v1Call) (any, error)
-	params           []string
-}{
-	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format"}},
-	{"GET,POST", "/v1/keys", (*handler).keys, nil},
+var v1Routes = []v1Route{
+	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
+	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
 	{"GET,PATCH,DELETE", "/v1/keys/{key}", (*handler).keyRoute, nil}, // keyadmin.go
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
+	{"GET", "/v1/health/sources", (*handler).sourcesHealth, nil},
+	{"GET", "/v1/node", (*handler).nodeInfo, nil},
+	// Sources and counters defined through the API (sources.go).
+	{"GET,POST", "/v1/sources", (*handler).definitions, nil},
+	{"GET,DELETE", "/v1/sources/{name}", (*handler).definition, nil},
+	{"GET,POST", "/v1/counters", (*handler).definitions, nil},
+	{"GET,DELETE", "/v1/counters/{name}", (*handler).definition, nil},
+	// Quotas (package quota; quotas.go).
+	{"GET,POST", "/v1/quotas", (*handler).quotas, nil},
+	{"GET,DELETE", "/v1/quotas/{name}", (*handler).quota, nil},
+}
+
+// v1Route is an endpoint of the JSON API with the query parameters it reads.
+type v1Route struct {
+	methods, pattern string
+	serve            func(*handler, v1Call) (any, error)
+	params           []string
 }
 
 // Options configure the handler.
@@ -51,23 +68,30 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Metrics, when set, is served at GET /metrics.
 	Metrics http.Handler
+	// Node is what GET /v1/node says about the node besides its sources.
+	Node NodeInfo
+	// Quotas, when set, is served under /v1/quotas; without it those
+	// endpoints answer 404.
+	Quotas *quota.Manager
 }
 
 type handler struct {
+	node    NodeInfo
 	iss     *issuer.Issuer
 	log     *slog.Logger
 	timeout time.Duration
+	qm      *quota.Manager
 }
 
 // New returns the HTTP handler serving iss, and the API's description
 // (api.OpenAPI) at GET /openapi.json.
 func New(iss *issuer.Issuer, opts Options) http.Handler {
-	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout}
+	h := &handler{iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, node: opts.Node, qm: opts.Quotas}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
 	if h.timeout <= 0 {
-		h.timeout = 5 * time.Second
+		h.timeout = idforge.DefaultRequestTimeout
 	}
 	mux := httpmux.New()
 	route := func(methods, pattern string, fn http.HandlerFunc) {
@@ -83,15 +107,26 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 	}
 	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
 	mux.HandleFunc("/api/segment/get/{key}", h.leafSegment)
+	// The two hot routes skip the mux's matching (see
+	// httpmux.Mux.HandleLast); the patterns above and below answer the
+	// same paths the same way.
+	mux.HandleLast("", "/api/segment/get/", func(w http.ResponseWriter, r *http.Request, key string) {
+		h.leafID(w, r, key, h.iss.NextSegment)
+	})
 	mux.HandleFunc("/api/snowflake/get/{key}", h.leafSnowflake)
 	mux.HandleFunc("/api/snowflake/get", h.leafSnowflake)
 	mux.HandleFunc("/decodeSnowflakeId", h.leafDecode)
 	// A missing key, or one with a '/', reaches these prefixes.
-	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/"} {
+	for _, p := range []string{"/api/segment/get/", "/api/snowflake/get/", "/v1/ids/", "/v1/keys/", "/v1/explain/", "/v1/serials/", "/v1/sources/", "/v1/counters/", "/v1/quotas/"} {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
-		route(rt.methods, rt.pattern, h.v1(rt.serve, rt.params))
+		serve := h.v1(rt.serve, rt.params)
+		route(rt.methods, rt.pattern, serve)
+		if rt.pattern == "/v1/ids/{key}" {
+			fast := h.v1Key(rt.serve, rt.params)
+			mux.HandleLast(rt.methods, "/v1/ids/", fast)
+		}
 	}
 	route("GET", "/healthz", h.healthz)
 	route("GET", "/readyz", h.readyz)
@@ -110,19 +145,25 @@ func (h *handler) badKeyPath(w http.ResponseWriter, r *http.Request) {
 }
 
 // withTimeout bounds a request that may wait on the store.
-func (h *handler) withTimeout(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), h.timeout)
+// The timer starts only if the request has to wait (see budget.Ctx):
+// release the context when the request is answered.
+func (h *handler) withTimeout(r *http.Request) *budget.Ctx {
+	return budget.New(r.Context(), h.timeout)
 }
 
+// textPlain is the Content-Type of a text answer, shared by every
+// answer rather than allocated for each (net/http only reads it).
+var textPlain = []string{"text/plain; charset=utf-8"}
+
 func writeText(w http.ResponseWriter, s string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Write([]byte(s))
+	w.Header()["Content-Type"] = textPlain
+	io.WriteString(w, s)
 }
 
 // leafSegment serves Leaf's GET /api/segment/get/{key}: the ID as plain
 // decimal text with 200, anything else non-200.
 func (h *handler) leafSegment(w http.ResponseWriter, r *http.Request) {
-	h.leafID(w, r, h.iss.NextSegment)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSegment)
 }
 
 // leafSnowflake serves Leaf's GET /api/snowflake/get/{key}. Like Leaf, the
@@ -134,15 +175,15 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.leafID(w, r, h.iss.NextSnowflake)
+	h.leafID(w, r, r.PathValue("key"), h.iss.NextSnowflake)
 }
 
-// leafID answers one ID of the path's key from next as Leaf does: plain
-// decimal text with 200, anything else non-200.
-func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(context.Context, string) (int64, error)) {
-	ctx, cancel := h.withTimeout(r)
-	defer cancel()
-	id, err := next(ctx, r.PathValue("key"))
+// leafID answers one ID of key from next as Leaf does: plain decimal
+// text with 200, anything else non-200.
+func (h *handler) leafID(w http.ResponseWriter, r *http.Request, key string, next func(context.Context, string) (int64, error)) {
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
+	id, err := next(ctx, key)
 	if err != nil {
 		h.writeError(w, r, err)
 		return
@@ -150,7 +191,8 @@ func (h *handler) leafID(w http.ResponseWriter, r *http.Request, next func(conte
 	writeText(w, strconv.FormatInt(id, 10))
 }
 
-// ids serves GET /v1/ids/{key}?count=N&format=F.
+// ids serves GET /v1/ids/{key}?count=N&format=F, and with form=ranges
+// the compact bulk answer (idRanges).
 func (h *handler) ids(c v1Call) (any, error) {
 	key, n, err := issueArgs(c, "key")
 	if err != nil {
@@ -160,6 +202,12 @@ func (h *handler) ids(c v1Call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if ranges, err := readForm(c, format); err != nil || ranges {
+		if err != nil {
+			return nil, err
+		}
+		return h.idRanges(c, key, n)
+	}
 	ids, err := h.iss.NextStrings(c.ctx, key, n, format)
 	return httpwire.IDs{Key: key, IDs: ids}, err
 }
@@ -168,7 +216,7 @@ func (h *handler) ids(c v1Call) (any, error) {
 // order they are checked: the name in the path (a well-formed key name)
 // and the count.
 func issueArgs(c v1Call, path string) (string, int, error) {
-	name := c.r.PathValue(path)
+	name := c.pathValue(path)
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return "", 0, err
 	}
@@ -263,30 +311,76 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 			s.ClaimedUpTo = strconv.FormatInt(st.ClaimedUpTo, 10)
 		}
 		out.Segment = s
+		out.LastError, out.LastErrorAt = lastError(st.LastFailure, st.LastFailureAt)
+	}
+	if src := k.Source; src != nil {
+		out.Health = string(src.Health)
+		out.LastError, out.LastErrorAt = lastError(src.LastError, src.LastErrorAt)
 	}
 	return out
 }
 
-// keysResponse is the answer of GET /v1/keys.
+// keysResponse is the answer of GET /v1/keys: one page of keys (see
+// httpwire.DefaultKeysPage) and, when more follow, the after of the next.
 type keysResponse struct {
 	Keys      []httpwire.Key `json:"keys"`
 	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
+	Next      string         `json:"next,omitempty"`
 }
 
 // keys serves GET and POST /v1/keys: the keys, or a new one.
 func (h *handler) keys(c v1Call) (any, error) {
 	if c.r.Method == http.MethodPost {
+		// limit and after page the listing only.
+		for _, name := range []string{"limit", "after"} {
+			if _, ok := c.q[name]; ok {
+				return nil, fmt.Errorf("%w: POST /v1/keys takes no %s (it pages GET /v1/keys)", idforge.ErrInvalidArgument, name)
+			}
+		}
 		return h.createKey(c)
+	}
+	limit, after, err := keysPage(c.q)
+	if err != nil {
+		return nil, err
 	}
 	states, err := h.iss.Keys(c.ctx)
 	if err != nil {
 		return nil, err
 	}
-	resp := keysResponse{Keys: make([]httpwire.Key, len(states)), Snowflake: h.snowflakeInfo()}
+	// Keys answers in name order: the page starts past after.
+	from, _ := slices.BinarySearchFunc(states, after, func(k issuer.KeyState, name string) int {
+		if k.Name <= name {
+			return -1
+		}
+		return 1
+	})
+	states = states[from:]
+	resp := keysResponse{Snowflake: h.snowflakeInfo()}
+	if len(states) > limit {
+		states = states[:limit]
+		resp.Next = states[limit-1].Name
+	}
+	resp.Keys = make([]httpwire.Key, len(states))
 	for i, k := range states {
 		resp.Keys[i] = toKeyJSON(k)
 	}
 	return resp, nil
+}
+
+// keysPage reads the limit and after parameters of GET /v1/keys.
+func keysPage(q url.Values) (limit int, after string, err error) {
+	if after, err = queryValue(q, "after"); err != nil {
+		return 0, "", err
+	}
+	s, err := queryValue(q, "limit")
+	if err != nil || s == "" {
+		return httpwire.DefaultKeysPage, after, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > httpwire.MaxKeysPage {
+		return 0, "", fmt.Errorf("%w: limit %q: want a whole number in 1..%d", idforge.ErrInvalidArgument, s, httpwire.MaxKeysPage)
+	}
+	return n, after, nil
 }
 
 func (h *handler) key(c v1Call) (any, error) {
@@ -336,16 +430,26 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 	WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyResponse is the answer of GET /readyz.
+// readyResponse is the answer of GET /readyz. Its size does not grow
+// with the number of keys unless the caller asks for them (verbose).
 type readyResponse struct {
 	// Status is "ready", "degraded" (the store is failing but every active
 	// segment key still has buffered IDs) or "unavailable".
 	Status string `json:"status"`
 	// Store is "ok" or the store's error.
 	Store string `json:"store"`
-	// Keys gives, per segment key this node has issued from, the IDs left
-	// and how long they last at the current rate.
+	// SegmentKeys counts the segment keys this node has issued from; of
+	// them, FailingKeys are those whose claims fail and EmptyKeys those
+	// with no IDs buffered.
+	SegmentKeys int `json:"segment_keys"`
+	FailingKeys int `json:"failing_keys,omitempty"`
+	EmptyKeys   int `json:"empty_keys,omitempty"`
+	// Keys gives, with ?verbose=1 only, per segment key this node has
+	// issued from, the IDs left and how long they last at the current
+	// rate.
 	Keys map[string]bufferJSON `json:"keys,omitempty"`
+	// Sources summarises the sequence sources that are not up.
+	Sources map[string]sourceSummary `json:"sources,omitempty"`
 }
 
 type bufferJSON struct {
@@ -356,19 +460,32 @@ type bufferJSON struct {
 
 // readyz answers 200 while the node can issue: the store answers, or it
 // does not but every active segment key still has IDs buffered
-// ("degraded"); otherwise 503.
+// ("degraded"); otherwise 503. ?verbose=1 adds every key's buffers.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	rd := h.iss.Readiness(ctx)
-	resp := readyResponse{Status: rd.Status, Store: "ok", Keys: map[string]bufferJSON{}}
+	resp := readyResponse{Status: rd.Status, Store: "ok", SegmentKeys: len(rd.Keys)}
 	if rd.StoreErr != nil {
 		resp.Store = rd.StoreErr.Error()
 	}
+	verbose, _ := strconv.ParseBool(r.URL.Query().Get("verbose"))
+	if verbose {
+		resp.Keys = make(map[string]bufferJSON, len(rd.Keys))
+	}
 	for _, k := range rd.Keys {
 		st := k.Segment
-		resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		if st.Failures > 0 {
+			resp.FailingKeys++
+		}
+		if st.Buffered == 0 {
+			resp.EmptyKeys++
+		}
+		if verbose {
+			resp.Keys[k.Name] = bufferJSON{BufferedIDs: st.Buffered, BufferedSeconds: st.BufferedFor.Seconds(), FailingClaims: st.Failures}
+		}
 	}
+	resp.Sources = summarise(rd.Sources)
 	status := http.StatusOK
 	if !rd.CanServe() {
 		status = http.StatusServiceUnavailable

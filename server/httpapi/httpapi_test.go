@@ -21,6 +21,7 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store/memstore"
@@ -57,16 +58,22 @@ func newFixture(t testing.TB) *fixture {
 	if secret, err = secret.WithKey([]byte("a test key, 16+ bytes")); err != nil {
 		t.Fatal(err)
 	}
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Formats: map[string]obfuscate.Format{"secret": secret}, Segment: segment.Settings{
+	lim := quota.NewLimiter(nil)
+	quotas, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Plugins: plugin.NewChain(nil, lim), Formats: map[string]obfuscate.Format{"secret": secret}, Segment: segment.Settings{
 		MaxStep: 100, RetryMin: time.Millisecond, RetryMax: 2 * time.Millisecond},
 		Serials: []idforge.Serial{
 			{Name: "job", Template: "@{param:area,chars=digits,max=4}-@{param:unit,width=4,chars=digits}-@{seq:order,width=5}"},
 		}})
-	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
+	srv := httptest.NewServer(New(iss, Options{Logger: quiet, Quotas: quotas}))
 	t.Cleanup(func() {
 		srv.Close()
 		iss.Close()
 		gen.Close()
+		lim.Close()
 	})
 	return &fixture{store: st, srv: srv}
 }
@@ -379,11 +386,16 @@ func TestHealth(t *testing.T) {
 		t.Fatal("issue failed")
 	}
 	f.store.Fail(errors.New("disk on fire"))
-	status, body, _ := f.do(t, "GET", "/readyz", "")
+	status, body, _ := f.do(t, "GET", "/readyz?verbose=1", "")
 	var r readyResponse
 	json.Unmarshal([]byte(body), &r)
-	if status != 200 || r.Status != "degraded" || !strings.Contains(r.Store, "disk on fire") || r.Keys["order"].BufferedIDs != 99 {
+	if status != 200 || r.Status != "degraded" || !strings.Contains(r.Store, "disk on fire") || r.Keys["order"].BufferedIDs != 99 || r.SegmentKeys != 1 {
 		t.Fatalf("readyz with a failing store and buffers left: %d %s", status, body)
+	}
+	// Without verbose, the answer counts the keys but does not list them.
+	status, body, _ = f.do(t, "GET", "/readyz", "")
+	if status != 200 || strings.Contains(body, `"order"`) || !strings.Contains(body, `"segment_keys":1`) {
+		t.Fatalf("readyz without verbose: %d %s", status, body)
 	}
 	for range 99 {
 		f.do(t, "GET", "/api/segment/get/order", "")
@@ -870,6 +882,70 @@ func TestCheckDuplicateFields(t *testing.T) {
 			t.Errorf("%s: %v, want no error", body, err)
 		case dup != "" && (!errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), strconv.Quote(dup))):
 			t.Errorf("%s: %v, want ErrInvalidArgument naming %q", body, err, dup)
+		}
+	}
+}
+
+// TestKeysPages: GET /v1/keys answers a page at a time, in name order,
+// with next naming where the following page starts.
+func TestKeysPages(t *testing.T) {
+	f := newFixture(t)
+	var names []string
+	after := ""
+	for pages := 0; ; pages++ {
+		path := "/v1/keys?limit=2"
+		if after != "" {
+			path += "&after=" + after
+		}
+		status, body, _ := f.do(t, "GET", path, "")
+		var page keysResponse
+		if err := json.Unmarshal([]byte(body), &page); status != 200 || err != nil {
+			t.Fatalf("GET %s: %d %s", path, status, body)
+		}
+		if len(page.Keys) > 2 || pages > 3 {
+			t.Fatalf("GET %s: %d keys on page %d", path, len(page.Keys), pages)
+		}
+		for _, k := range page.Keys {
+			names = append(names, k.Key)
+		}
+		if page.Next == "" {
+			break
+		}
+		after = page.Next
+	}
+	if strings.Join(names, ",") != "msg,order,secret" {
+		t.Fatalf("pages held %v, want msg, order, secret once each", names)
+	}
+	for _, bad := range []string{"0", "10001", "x"} {
+		if status, body, _ := f.do(t, "GET", "/v1/keys?limit="+bad, ""); status != 400 || errorCode(t, body) != "invalid_argument" {
+			t.Errorf("limit=%s: %d %s", bad, status, body)
+		}
+	}
+}
+
+// TestHotRoutesAnswerAsTheMux: the paths the hot routes take before the
+// mux (httpmux.Mux.HandleLast) are answered as the mux's patterns answer
+// them, and the ones they leave reach the mux.
+func TestHotRoutesAnswerAsTheMux(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/api/segment/get/order", 200, ""},
+		{"POST", "/api/segment/get/order", 200, ""}, // Leaf's answers any method
+		{"GET", "/api/segment/get/ord%65r", 200, ""},
+		{"GET", "/api/segment/get/nope", 404, "unknown_key"},
+		{"GET", "/v1/ids/order", 200, ""},
+		{"HEAD", "/v1/ids/order", 200, ""},
+		{"POST", "/v1/ids/order", 405, ""},
+		{"GET", "/v1/ids/order?cnt=2", 400, "invalid_argument"},
+		{"GET", "/v1/ids/a/b", 400, "invalid_key"},
+	} {
+		status, body, _ := f.do(t, c.method, c.path, "")
+		if status != c.status || (c.code != "" && errorCode(t, body) != c.code) {
+			t.Errorf("%s %s: %d %s; want %d %s", c.method, c.path, status, body, c.status, c.code)
 		}
 	}
 }

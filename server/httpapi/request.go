@@ -103,6 +103,17 @@ type v1Call struct {
 	w   http.ResponseWriter
 	r   *http.Request
 	q   url.Values
+	// key, when set, is the path's {key}, found without the mux (see
+	// v1Key).
+	key string
+}
+
+// pathValue returns the path's wildcard name.
+func (c v1Call) pathValue(name string) string {
+	if name == "key" && c.key != "" {
+		return c.key
+	}
+	return c.r.PathValue(name)
 }
 
 // created is an endpoint's answer of 201 Created rather than 200.
@@ -114,22 +125,36 @@ type created struct{ v any }
 // a created value), or, when it returns an error, the error's.
 func (h *handler) v1(serve func(*handler, v1Call) (any, error), params []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		q, err := checkQuery(r.URL.RawQuery, params)
-		if err != nil {
-			h.writeError(w, r, err)
-			return
-		}
-		ctx, cancel := h.withTimeout(r)
-		defer cancel()
-		v, err := serve(h, v1Call{ctx: ctx, w: w, r: r, q: q})
-		switch c, ok := v.(created); {
-		case err != nil:
-			h.writeError(w, r, err)
-		case ok:
-			WriteJSON(w, http.StatusCreated, c.v)
-		default:
-			WriteJSON(w, http.StatusOK, v)
-		}
+		h.serveV1(w, r, "", serve, params)
+	}
+}
+
+// v1Key is v1 for a route whose {key} was found without the mux (see
+// httpmux.Mux.HandleLast).
+func (h *handler) v1Key(serve func(*handler, v1Call) (any, error), params []string) func(http.ResponseWriter, *http.Request, string) {
+	return func(w http.ResponseWriter, r *http.Request, key string) {
+		h.serveV1(w, r, key, serve, params)
+	}
+}
+
+// serveV1 answers one request of the JSON API; key is the path's {key}
+// when the route found it without the mux, else "".
+func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, key string, serve func(*handler, v1Call) (any, error), params []string) {
+	q, err := checkQuery(r.URL.RawQuery, params)
+	if err != nil {
+		h.writeError(w, r, err)
+		return
+	}
+	ctx := h.withTimeout(r)
+	defer ctx.Release()
+	v, err := serve(h, v1Call{ctx: ctx, w: w, r: r, q: q, key: key})
+	switch c, ok := v.(created); {
+	case err != nil:
+		h.writeError(w, r, err)
+	case ok:
+		WriteJSON(w, http.StatusCreated, c.v)
+	default:
+		WriteJSON(w, http.StatusOK, v)
 	}
 }
 

@@ -1621,6 +1621,296 @@ func (x *SnowflakeInfo) GetExpires() *timestamppb.Timestamp {
 	return nil
 }
 
+type DefineRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name follows the rules of key names.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// spec is the JSON object of the fields of a [[sources]] or
+	// [[counters]] entry of the configuration file, without its name:
+	// {"url":"redis://127.0.0.1:6379/0?key=qj"},
+	// {"balance":["redis://r1/0?key=b","redis://r2/0?key=b"],"expand":3}.
+	Spec          string `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefineRequest) Reset() {
+	*x = DefineRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefineRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefineRequest) ProtoMessage() {}
+
+func (x *DefineRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefineRequest.ProtoReflect.Descriptor instead.
+func (*DefineRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *DefineRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *DefineRequest) GetSpec() string {
+	if x != nil {
+		return x.Spec
+	}
+	return ""
+}
+
+func (x *DefineRequest) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+type DefinitionName struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DefinitionName) Reset() {
+	*x = DefinitionName{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DefinitionName) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DefinitionName) ProtoMessage() {}
+
+func (x *DefinitionName) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DefinitionName.ProtoReflect.Descriptor instead.
+func (*DefinitionName) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *DefinitionName) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ListDefinitionsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDefinitionsRequest) Reset() {
+	*x = ListDefinitionsRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDefinitionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDefinitionsRequest) ProtoMessage() {}
+
+func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
+func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
+}
+
+type ListDefinitionsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// definitions are sorted by name, the file's and the API's.
+	Definitions   []*Definition `protobuf:"bytes,1,rep,name=definitions,proto3" json:"definitions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListDefinitionsResponse) Reset() {
+	*x = ListDefinitionsResponse{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListDefinitionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListDefinitionsResponse) ProtoMessage() {}
+
+func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
+func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *ListDefinitionsResponse) GetDefinitions() []*Definition {
+	if x != nil {
+		return x.Definitions
+	}
+	return nil
+}
+
+// Definition is a source or counter definition.
+type Definition struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// kind is "source" or "counter".
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// spec is as in DefineRequest, passwords in URLs redacted.
+	Spec        string `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
+	Description string `protobuf:"bytes,4,opt,name=description,proto3" json:"description,omitempty"`
+	// origin is "file" (the configuration file) or "api" (kept in the
+	// store).
+	Origin string `protobuf:"bytes,5,opt,name=origin,proto3" json:"origin,omitempty"`
+	// retired: it issues nothing on any node, and its name is never used
+	// again.
+	Retired bool `protobuf:"varint,6,opt,name=retired,proto3" json:"retired,omitempty"`
+	// updated is when it last changed; absent for the file's.
+	Updated       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated,proto3" json:"updated,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Definition) Reset() {
+	*x = Definition{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Definition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Definition) ProtoMessage() {}
+
+func (x *Definition) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Definition.ProtoReflect.Descriptor instead.
+func (*Definition) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *Definition) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Definition) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Definition) GetSpec() string {
+	if x != nil {
+		return x.Spec
+	}
+	return ""
+}
+
+func (x *Definition) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *Definition) GetOrigin() string {
+	if x != nil {
+		return x.Origin
+	}
+	return ""
+}
+
+func (x *Definition) GetRetired() bool {
+	if x != nil {
+		return x.Retired
+	}
+	return false
+}
+
+func (x *Definition) GetUpdated() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
 var File_idforge_v1_idforge_proto protoreflect.FileDescriptor
 
 const file_idforge_v1_idforge_proto_rawDesc = "" +
@@ -1749,14 +2039,33 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\n" +
 	"datacenter\x18\x03 \x01(\x03R\n" +
 	"datacenter\x124\n" +
-	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires*\x95\x01\n" +
+	"\aexpires\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\"Y\n" +
+	"\rDefineRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04spec\x18\x02 \x01(\tR\x04spec\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\"$\n" +
+	"\x0eDefinitionName\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x18\n" +
+	"\x16ListDefinitionsRequest\"S\n" +
+	"\x17ListDefinitionsResponse\x128\n" +
+	"\vdefinitions\x18\x01 \x03(\v2\x16.idforge.v1.DefinitionR\vdefinitions\"\xd2\x01\n" +
+	"\n" +
+	"Definition\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04spec\x18\x03 \x01(\tR\x04spec\x12 \n" +
+	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x16\n" +
+	"\x06origin\x18\x05 \x01(\tR\x06origin\x12\x18\n" +
+	"\aretired\x18\x06 \x01(\bR\aretired\x124\n" +
+	"\aupdated\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aupdated*\x95\x01\n" +
 	"\bStrategy\x12\x18\n" +
 	"\x14STRATEGY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10STRATEGY_SEGMENT\x10\x01\x12\x16\n" +
 	"\x12STRATEGY_SNOWFLAKE\x10\x02\x12\x13\n" +
 	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
 	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
-	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\x9e\x06\n" +
+	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xe2\n" +
+	"\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +
@@ -1770,7 +2079,16 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x06GetKey\x12\x19.idforge.v1.GetKeyRequest\x1a\x0f.idforge.v1.Key\x12E\n" +
 	"\bListKeys\x12\x1b.idforge.v1.ListKeysRequest\x1a\x1c.idforge.v1.ListKeysResponse\x12:\n" +
 	"\tUpdateKey\x12\x1c.idforge.v1.UpdateKeyRequest\x1a\x0f.idforge.v1.Key\x12:\n" +
-	"\tRetireKey\x12\x1c.idforge.v1.RetireKeyRequest\x1a\x0f.idforge.v1.KeyB5Z3github.com/idforge/idforge/api/idforge/v1;idforgev1b\x06proto3"
+	"\tRetireKey\x12\x1c.idforge.v1.RetireKeyRequest\x1a\x0f.idforge.v1.Key\x12A\n" +
+	"\fCreateSource\x12\x19.idforge.v1.DefineRequest\x1a\x16.idforge.v1.Definition\x12?\n" +
+	"\tGetSource\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12V\n" +
+	"\vListSources\x12\".idforge.v1.ListDefinitionsRequest\x1a#.idforge.v1.ListDefinitionsResponse\x12B\n" +
+	"\fRetireSource\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12B\n" +
+	"\rCreateCounter\x12\x19.idforge.v1.DefineRequest\x1a\x16.idforge.v1.Definition\x12@\n" +
+	"\n" +
+	"GetCounter\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12W\n" +
+	"\fListCounters\x12\".idforge.v1.ListDefinitionsRequest\x1a#.idforge.v1.ListDefinitionsResponse\x12C\n" +
+	"\rRetireCounter\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.DefinitionB5Z3github.com/idforge/idforge/api/idforge/v1;idforgev1b\x06proto3"
 
 var (
 	file_idforge_v1_idforge_proto_rawDescOnce sync.Once
@@ -1785,83 +2103,106 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 }
 
 var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_idforge_v1_idforge_proto_goTypes = []any{
-	(Strategy)(0),                 // 0: idforge.v1.Strategy
-	(*NextRequest)(nil),           // 1: idforge.v1.NextRequest
-	(*NextResponse)(nil),          // 2: idforge.v1.NextResponse
-	(*NextBatchRequest)(nil),      // 3: idforge.v1.NextBatchRequest
-	(*NextBatchResponse)(nil),     // 4: idforge.v1.NextBatchResponse
-	(*NextSerialRequest)(nil),     // 5: idforge.v1.NextSerialRequest
-	(*NextSerialResponse)(nil),    // 6: idforge.v1.NextSerialResponse
-	(*NextStringsRequest)(nil),    // 7: idforge.v1.NextStringsRequest
-	(*NextStringsResponse)(nil),   // 8: idforge.v1.NextStringsResponse
-	(*StreamRequest)(nil),         // 9: idforge.v1.StreamRequest
-	(*StreamResponse)(nil),        // 10: idforge.v1.StreamResponse
-	(*ExplainRequest)(nil),        // 11: idforge.v1.ExplainRequest
-	(*ExplainResponse)(nil),       // 12: idforge.v1.ExplainResponse
-	(*MakeRequest)(nil),           // 13: idforge.v1.MakeRequest
-	(*MakeResponse)(nil),          // 14: idforge.v1.MakeResponse
-	(*CreateKeyRequest)(nil),      // 15: idforge.v1.CreateKeyRequest
-	(*GetKeyRequest)(nil),         // 16: idforge.v1.GetKeyRequest
-	(*UpdateKeyRequest)(nil),      // 17: idforge.v1.UpdateKeyRequest
-	(*RetireKeyRequest)(nil),      // 18: idforge.v1.RetireKeyRequest
-	(*ListKeysRequest)(nil),       // 19: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),      // 20: idforge.v1.ListKeysResponse
-	(*Key)(nil),                   // 21: idforge.v1.Key
-	(*Range)(nil),                 // 22: idforge.v1.Range
-	(*SegmentState)(nil),          // 23: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),         // 24: idforge.v1.SnowflakeInfo
-	nil,                           // 25: idforge.v1.NextSerialRequest.ParamsEntry
-	nil,                           // 26: idforge.v1.ExplainResponse.FixedEntry
-	nil,                           // 27: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(Strategy)(0),                   // 0: idforge.v1.Strategy
+	(*NextRequest)(nil),             // 1: idforge.v1.NextRequest
+	(*NextResponse)(nil),            // 2: idforge.v1.NextResponse
+	(*NextBatchRequest)(nil),        // 3: idforge.v1.NextBatchRequest
+	(*NextBatchResponse)(nil),       // 4: idforge.v1.NextBatchResponse
+	(*NextSerialRequest)(nil),       // 5: idforge.v1.NextSerialRequest
+	(*NextSerialResponse)(nil),      // 6: idforge.v1.NextSerialResponse
+	(*NextStringsRequest)(nil),      // 7: idforge.v1.NextStringsRequest
+	(*NextStringsResponse)(nil),     // 8: idforge.v1.NextStringsResponse
+	(*StreamRequest)(nil),           // 9: idforge.v1.StreamRequest
+	(*StreamResponse)(nil),          // 10: idforge.v1.StreamResponse
+	(*ExplainRequest)(nil),          // 11: idforge.v1.ExplainRequest
+	(*ExplainResponse)(nil),         // 12: idforge.v1.ExplainResponse
+	(*MakeRequest)(nil),             // 13: idforge.v1.MakeRequest
+	(*MakeResponse)(nil),            // 14: idforge.v1.MakeResponse
+	(*CreateKeyRequest)(nil),        // 15: idforge.v1.CreateKeyRequest
+	(*GetKeyRequest)(nil),           // 16: idforge.v1.GetKeyRequest
+	(*UpdateKeyRequest)(nil),        // 17: idforge.v1.UpdateKeyRequest
+	(*RetireKeyRequest)(nil),        // 18: idforge.v1.RetireKeyRequest
+	(*ListKeysRequest)(nil),         // 19: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 20: idforge.v1.ListKeysResponse
+	(*Key)(nil),                     // 21: idforge.v1.Key
+	(*Range)(nil),                   // 22: idforge.v1.Range
+	(*SegmentState)(nil),            // 23: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),           // 24: idforge.v1.SnowflakeInfo
+	(*DefineRequest)(nil),           // 25: idforge.v1.DefineRequest
+	(*DefinitionName)(nil),          // 26: idforge.v1.DefinitionName
+	(*ListDefinitionsRequest)(nil),  // 27: idforge.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 28: idforge.v1.ListDefinitionsResponse
+	(*Definition)(nil),              // 29: idforge.v1.Definition
+	nil,                             // 30: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                             // 31: idforge.v1.ExplainResponse.FixedEntry
+	nil,                             // 32: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	25, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
-	28, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	26, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	28, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	28, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	27, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	30, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	33, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	31, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	33, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	33, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	32, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
 	0,  // 6: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
 	21, // 7: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
 	24, // 8: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
 	0,  // 9: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	28, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	33, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
 	23, // 11: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
 	22, // 12: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
 	22, // 13: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	28, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	1,  // 15: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
-	3,  // 16: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
-	5,  // 17: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
-	7,  // 18: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
-	9,  // 19: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
-	11, // 20: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
-	13, // 21: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
-	15, // 22: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
-	16, // 23: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	19, // 24: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	17, // 25: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
-	18, // 26: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
-	2,  // 27: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	4,  // 28: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	6,  // 29: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	8,  // 30: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	10, // 31: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	12, // 32: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	14, // 33: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	21, // 34: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	21, // 35: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	20, // 36: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	21, // 37: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
-	21, // 38: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
-	27, // [27:39] is the sub-list for method output_type
-	15, // [15:27] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	33, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	29, // 15: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
+	33, // 16: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
+	1,  // 17: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
+	3,  // 18: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
+	5,  // 19: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
+	7,  // 20: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
+	9,  // 21: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
+	11, // 22: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
+	13, // 23: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
+	15, // 24: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
+	16, // 25: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
+	19, // 26: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	17, // 27: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
+	18, // 28: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
+	25, // 29: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
+	26, // 30: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
+	27, // 31: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
+	26, // 32: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
+	25, // 33: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
+	26, // 34: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
+	27, // 35: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
+	26, // 36: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
+	2,  // 37: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	4,  // 38: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	6,  // 39: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	8,  // 40: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	10, // 41: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	12, // 42: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	14, // 43: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	21, // 44: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	21, // 45: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	20, // 46: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	21, // 47: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	21, // 48: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	29, // 49: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	29, // 50: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	28, // 51: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 52: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	29, // 53: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	29, // 54: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	28, // 55: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 56: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	37, // [37:57] is the sub-list for method output_type
+	17, // [17:37] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_idforge_v1_idforge_proto_init() }
@@ -1877,7 +2218,7 @@ func file_idforge_v1_idforge_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   27,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -47,18 +47,26 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	IDForge_Next_FullMethodName        = "/idforge.v1.IDForge/Next"
-	IDForge_NextBatch_FullMethodName   = "/idforge.v1.IDForge/NextBatch"
-	IDForge_NextSerial_FullMethodName  = "/idforge.v1.IDForge/NextSerial"
-	IDForge_NextStrings_FullMethodName = "/idforge.v1.IDForge/NextStrings"
-	IDForge_Stream_FullMethodName      = "/idforge.v1.IDForge/Stream"
-	IDForge_Explain_FullMethodName     = "/idforge.v1.IDForge/Explain"
-	IDForge_Make_FullMethodName        = "/idforge.v1.IDForge/Make"
-	IDForge_CreateKey_FullMethodName   = "/idforge.v1.IDForge/CreateKey"
-	IDForge_GetKey_FullMethodName      = "/idforge.v1.IDForge/GetKey"
-	IDForge_ListKeys_FullMethodName    = "/idforge.v1.IDForge/ListKeys"
-	IDForge_UpdateKey_FullMethodName   = "/idforge.v1.IDForge/UpdateKey"
-	IDForge_RetireKey_FullMethodName   = "/idforge.v1.IDForge/RetireKey"
+	IDForge_Next_FullMethodName          = "/idforge.v1.IDForge/Next"
+	IDForge_NextBatch_FullMethodName     = "/idforge.v1.IDForge/NextBatch"
+	IDForge_NextSerial_FullMethodName    = "/idforge.v1.IDForge/NextSerial"
+	IDForge_NextStrings_FullMethodName   = "/idforge.v1.IDForge/NextStrings"
+	IDForge_Stream_FullMethodName        = "/idforge.v1.IDForge/Stream"
+	IDForge_Explain_FullMethodName       = "/idforge.v1.IDForge/Explain"
+	IDForge_Make_FullMethodName          = "/idforge.v1.IDForge/Make"
+	IDForge_CreateKey_FullMethodName     = "/idforge.v1.IDForge/CreateKey"
+	IDForge_GetKey_FullMethodName        = "/idforge.v1.IDForge/GetKey"
+	IDForge_ListKeys_FullMethodName      = "/idforge.v1.IDForge/ListKeys"
+	IDForge_UpdateKey_FullMethodName     = "/idforge.v1.IDForge/UpdateKey"
+	IDForge_RetireKey_FullMethodName     = "/idforge.v1.IDForge/RetireKey"
+	IDForge_CreateSource_FullMethodName  = "/idforge.v1.IDForge/CreateSource"
+	IDForge_GetSource_FullMethodName     = "/idforge.v1.IDForge/GetSource"
+	IDForge_ListSources_FullMethodName   = "/idforge.v1.IDForge/ListSources"
+	IDForge_RetireSource_FullMethodName  = "/idforge.v1.IDForge/RetireSource"
+	IDForge_CreateCounter_FullMethodName = "/idforge.v1.IDForge/CreateCounter"
+	IDForge_GetCounter_FullMethodName    = "/idforge.v1.IDForge/GetCounter"
+	IDForge_ListCounters_FullMethodName  = "/idforge.v1.IDForge/ListCounters"
+	IDForge_RetireCounter_FullMethodName = "/idforge.v1.IDForge/RetireCounter"
 )
 
 // IDForgeClient is the client API for IDForge service.
@@ -115,6 +123,25 @@ type IDForgeClient interface {
 	// retired), its name is never created again and its max_id never goes
 	// down (DELETE /v1/keys/{key}; admin right). It returns the key.
 	RetireKey(ctx context.Context, in *RetireKeyRequest, opts ...grpc.CallOption) (*Key, error)
+	// CreateSource defines a sequence source kept in the store, served by
+	// every node sharing it without a restart (POST /v1/sources). It is
+	// checked first: the URL scheme is known, the backend answers, the
+	// composition is sound; INVALID_ARGUMENT names what is wrong.
+	CreateSource(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error)
+	// GetSource returns one source, of the file or the API
+	// (GET /v1/sources/{name}).
+	GetSource(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
+	// ListSources returns every source (GET /v1/sources).
+	ListSources(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error)
+	// RetireSource retires a source defined through the API: every node
+	// stops issuing from it (DELETE /v1/sources/{name}).
+	RetireSource(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
+	// CreateCounter, GetCounter, ListCounters and RetireCounter are the
+	// same for per-period counters (/v1/counters).
+	CreateCounter(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error)
+	GetCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
+	ListCounters(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error)
+	RetireCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
 }
 
 type iDForgeClient struct {
@@ -254,6 +281,86 @@ func (c *iDForgeClient) RetireKey(ctx context.Context, in *RetireKeyRequest, opt
 	return out, nil
 }
 
+func (c *iDForgeClient) CreateSource(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_CreateSource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) GetSource(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_GetSource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) ListSources(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDefinitionsResponse)
+	err := c.cc.Invoke(ctx, IDForge_ListSources_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) RetireSource(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_RetireSource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) CreateCounter(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_CreateCounter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) GetCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_GetCounter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) ListCounters(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDefinitionsResponse)
+	err := c.cc.Invoke(ctx, IDForge_ListCounters_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) RetireCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_RetireCounter_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IDForgeServer is the server API for IDForge service.
 // All implementations must embed UnimplementedIDForgeServer
 // for forward compatibility.
@@ -308,6 +415,25 @@ type IDForgeServer interface {
 	// retired), its name is never created again and its max_id never goes
 	// down (DELETE /v1/keys/{key}; admin right). It returns the key.
 	RetireKey(context.Context, *RetireKeyRequest) (*Key, error)
+	// CreateSource defines a sequence source kept in the store, served by
+	// every node sharing it without a restart (POST /v1/sources). It is
+	// checked first: the URL scheme is known, the backend answers, the
+	// composition is sound; INVALID_ARGUMENT names what is wrong.
+	CreateSource(context.Context, *DefineRequest) (*Definition, error)
+	// GetSource returns one source, of the file or the API
+	// (GET /v1/sources/{name}).
+	GetSource(context.Context, *DefinitionName) (*Definition, error)
+	// ListSources returns every source (GET /v1/sources).
+	ListSources(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error)
+	// RetireSource retires a source defined through the API: every node
+	// stops issuing from it (DELETE /v1/sources/{name}).
+	RetireSource(context.Context, *DefinitionName) (*Definition, error)
+	// CreateCounter, GetCounter, ListCounters and RetireCounter are the
+	// same for per-period counters (/v1/counters).
+	CreateCounter(context.Context, *DefineRequest) (*Definition, error)
+	GetCounter(context.Context, *DefinitionName) (*Definition, error)
+	ListCounters(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error)
+	RetireCounter(context.Context, *DefinitionName) (*Definition, error)
 	mustEmbedUnimplementedIDForgeServer()
 }
 
@@ -353,6 +479,30 @@ func (UnimplementedIDForgeServer) UpdateKey(context.Context, *UpdateKeyRequest) 
 }
 func (UnimplementedIDForgeServer) RetireKey(context.Context, *RetireKeyRequest) (*Key, error) {
 	return nil, status.Error(codes.Unimplemented, "method RetireKey not implemented")
+}
+func (UnimplementedIDForgeServer) CreateSource(context.Context, *DefineRequest) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateSource not implemented")
+}
+func (UnimplementedIDForgeServer) GetSource(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSource not implemented")
+}
+func (UnimplementedIDForgeServer) ListSources(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSources not implemented")
+}
+func (UnimplementedIDForgeServer) RetireSource(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetireSource not implemented")
+}
+func (UnimplementedIDForgeServer) CreateCounter(context.Context, *DefineRequest) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateCounter not implemented")
+}
+func (UnimplementedIDForgeServer) GetCounter(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCounter not implemented")
+}
+func (UnimplementedIDForgeServer) ListCounters(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListCounters not implemented")
+}
+func (UnimplementedIDForgeServer) RetireCounter(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetireCounter not implemented")
 }
 func (UnimplementedIDForgeServer) mustEmbedUnimplementedIDForgeServer() {}
 func (UnimplementedIDForgeServer) testEmbeddedByValue()                 {}
@@ -584,6 +734,150 @@ func _IDForge_RetireKey_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IDForge_CreateSource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).CreateSource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_CreateSource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).CreateSource(ctx, req.(*DefineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_GetSource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).GetSource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_GetSource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).GetSource(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_ListSources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDefinitionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).ListSources(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_ListSources_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).ListSources(ctx, req.(*ListDefinitionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_RetireSource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).RetireSource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_RetireSource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).RetireSource(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_CreateCounter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).CreateCounter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_CreateCounter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).CreateCounter(ctx, req.(*DefineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_GetCounter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).GetCounter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_GetCounter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).GetCounter(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_ListCounters_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDefinitionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).ListCounters(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_ListCounters_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).ListCounters(ctx, req.(*ListDefinitionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_RetireCounter_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).RetireCounter(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_RetireCounter_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).RetireCounter(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IDForge_ServiceDesc is the grpc.ServiceDesc for IDForge service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -634,6 +928,38 @@ var IDForge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RetireKey",
 			Handler:    _IDForge_RetireKey_Handler,
+		},
+		{
+			MethodName: "CreateSource",
+			Handler:    _IDForge_CreateSource_Handler,
+		},
+		{
+			MethodName: "GetSource",
+			Handler:    _IDForge_GetSource_Handler,
+		},
+		{
+			MethodName: "ListSources",
+			Handler:    _IDForge_ListSources_Handler,
+		},
+		{
+			MethodName: "RetireSource",
+			Handler:    _IDForge_RetireSource_Handler,
+		},
+		{
+			MethodName: "CreateCounter",
+			Handler:    _IDForge_CreateCounter_Handler,
+		},
+		{
+			MethodName: "GetCounter",
+			Handler:    _IDForge_GetCounter_Handler,
+		},
+		{
+			MethodName: "ListCounters",
+			Handler:    _IDForge_ListCounters_Handler,
+		},
+		{
+			MethodName: "RetireCounter",
+			Handler:    _IDForge_RetireCounter_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -44,6 +44,19 @@ func New(n int, rescue time.Duration) *Rotor {
 // Len returns the number of members.
 func (r *Rotor) Len() int { return len(r.downUntil) }
 
+// State returns member i's state at now: "admitted", "ejected" (set aside
+// until the time returned) or "exhausted", the words of
+// sequence.MemberStatus.State.
+func (r *Rotor) State(i int, now time.Time) (string, time.Time) {
+	switch d := r.downUntil[i].Load(); {
+	case d == gone:
+		return "exhausted", time.Time{}
+	case d > now.UnixNano():
+		return "ejected", time.Unix(0, d)
+	}
+	return "admitted", time.Time{}
+}
+
 // Do calls fn with member indexes, starting with the next in turn and
 // skipping members set aside, until one call succeeds; then, if all
 // failed or were aside, once more with each member aside but not used up.
@@ -95,4 +108,33 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 		return fmt.Errorf("%w: every member is used up", idforge.ErrSpaceExhausted)
 	}
 	return errors.Join(errs...)
+}
+
+// Next is the Next of a source whose members each issue values (the
+// tables of an auto-increment source, Flickr ticket servers): take(ctx, i)
+// gets one from member i, through Do. who names the source in errors
+// ("autoinc source"). It returns an error wrapping idforge.ErrClosed when
+// closed, idforge.ErrSpaceExhausted when every member is used up, and
+// otherwise, when no member issues, one wrapping idforge.ErrUnavailable
+// with every member's error (so that one wrapping
+// idforge.ErrStoreFailedOver keeps its code).
+func (r *Rotor) Next(ctx context.Context, who string, closed bool, take func(ctx context.Context, i int) (int64, error)) (int64, error) {
+	if closed {
+		return 0, fmt.Errorf("%s: %w", who, idforge.ErrClosed)
+	}
+	var v int64
+	failing := false // a member failed without being used up
+	err := r.Do(ctx, func(ctx context.Context, i int) (err error) {
+		v, err = take(ctx, i)
+		var ex errExhausted
+		failing = failing || err != nil && !errors.As(err, &ex)
+		return err
+	})
+	if err != nil {
+		if !failing && errors.Is(err, idforge.ErrSpaceExhausted) {
+			return 0, fmt.Errorf("%s: %w", who, err)
+		}
+		return 0, fmt.Errorf("%w: %s: %w", idforge.ErrUnavailable, who, err)
+	}
+	return v, nil
 }

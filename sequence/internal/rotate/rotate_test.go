@@ -78,3 +78,32 @@ func TestRotor(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
+
+// Next: closed, a value from a member that answers, ErrSpaceExhausted
+// only when every member is used up, ErrUnavailable (keeping the codes of
+// the members' errors) when one that is not used up fails.
+func TestNext(t *testing.T) {
+	ctx := context.Background()
+	if _, err := New(1, time.Hour).Next(ctx, "src", true, nil); !errors.Is(err, idforge.ErrClosed) {
+		t.Fatalf("closed: %v", err)
+	}
+	r := New(2, time.Hour)
+	failing := map[int]error{0: Exhausted(idforge.ErrSpaceExhausted), 1: idforge.ErrStoreFailedOver}
+	take := func(_ context.Context, i int) (int64, error) {
+		if err := failing[i]; err != nil {
+			return 0, err
+		}
+		return int64(10 + i), nil
+	}
+	if _, err := r.Next(ctx, "src", false, take); !errors.Is(err, idforge.ErrUnavailable) || idforge.ErrorCode(err) != idforge.CodeStoreFailedOver {
+		t.Fatalf("one used up, one failed over: %v (code %s)", err, idforge.ErrorCode(err))
+	}
+	delete(failing, 1)
+	if v, err := r.Next(ctx, "src", false, take); err != nil || v != 11 {
+		t.Fatalf("member 1 back: %d, %v", v, err)
+	}
+	failing[1] = Exhausted(idforge.ErrSpaceExhausted)
+	if _, err := r.Next(ctx, "src", false, take); !errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrUnavailable) {
+		t.Fatalf("every member used up: %v", err)
+	}
+}

@@ -92,3 +92,25 @@ func Unique(tb testing.TB, vals []int64) {
 		tb.Errorf("%d values issued more than once among %d", dups, len(vals))
 	}
 }
+
+// BenchFence benchmarks the Next of a source fenced against fail-overs
+// (internal/sqlfence) next to the same kind of source on a database
+// without the fence, the floor: sub-benchmarks "unfenced" and "fenced" of
+// one run, so that -count interleaves them and their ratio compares
+// values taken under the same load.
+func BenchFence(b *testing.B, fenced, unfenced idforge.Generator) {
+	ctx := context.Background()
+	for _, s := range []struct {
+		name string
+		gen  idforge.Generator
+	}{{"unfenced", unfenced}, {"fenced", fenced}} {
+		b.Run(s.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.gen.Next(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/segment"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/server/httpapi"
 	"github.com/idforge/idforge/server/ui"
 	"github.com/idforge/idforge/snowflake"
@@ -41,6 +42,13 @@ const adminToken = "ui-admin-0123456789abcdef"
 
 func newNode(t *testing.T, withAuth bool) *node {
 	t.Helper()
+	return newNodeWith(t, withAuth, nil)
+}
+
+// newNodeWith is newNode with sequence sources (each watched in the
+// metrics when it reports its status).
+func newNodeWith(t *testing.T, withAuth bool, sources map[string]idforge.Generator) *node {
+	t.Helper()
 	st := memstore.New()
 	ctx := context.Background()
 	for _, k := range []idforge.Key{
@@ -58,13 +66,22 @@ func newNode(t *testing.T, withAuth bool) *node {
 		t.Fatal(err)
 	}
 	m := metrics.New()
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}})
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}, Sources: sources})
 	m.Observe(iss)
+	for name, src := range sources {
+		if r, ok := src.(sequence.StatusReporter); ok {
+			m.ObserveSource(name, r)
+		}
+	}
 	mux := http.NewServeMux()
-	mux.Handle("/", httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: m.Handler()}))
-	mux.Handle("/ui", ui.Handler())
-	mux.Handle("/ui/", ui.Handler())
+	mux.Handle("/", httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: m.Handler(),
+		Node: httpapi.NodeInfo{Version: "v1.2.3-test", Store: "mysql://idforge:xxxxx@db:3306/idforge", Plugins: []string{"rate"}}}))
+	// As the idforge command does: the page embeds the API's answers,
+	// asked through the same authentication.
 	var h http.Handler = mux
+	page := ui.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
+	mux.Handle("/ui", page)
+	mux.Handle("/ui/", page)
 	if withAuth {
 		a, err := auth.New(auth.Config{Tokens: []auth.Token{{Token: adminToken, Role: auth.RoleAdmin}}})
 		if err != nil {

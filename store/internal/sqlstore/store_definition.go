@@ -1,12 +1,10 @@
 package sqlstore
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/idforge/idforge"
 )
@@ -28,7 +26,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 		return err
 	}
 	what := fmt.Sprintf("create %s %q", d.Kind, d.Name)
-	ctx, cancel, err := s.startDefs(ctx, what)
+	ctx, cancel, err := s.start(ctx, s.defsT(), what)
 	defer cancel()
 	if err != nil {
 		return err
@@ -40,7 +38,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	case s.d.IsDuplicateKey(err):
 		return fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name)
 	}
-	return s.defsErr(ctx, err, what)
+	return s.tableErr(ctx, err, s.defsT(), what)
 }
 
 // UpdateDefinition implements idforge.DefinitionStore: it replaces the
@@ -68,14 +66,14 @@ func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
 // already as asked: MySQL counts changed rows), it reads the row to tell
 // which.
 func (s *Store) changeDefinition(ctx context.Context, kind, name, what string, live bool, stmt string, args ...any) error {
-	ctx, cancel, err := s.startDefs(ctx, what)
+	ctx, cancel, err := s.start(ctx, s.defsT(), what)
 	defer cancel()
 	if err != nil {
 		return err
 	}
 	res, err := s.db.ExecContext(ctx, stmt, args...)
 	if err != nil {
-		return s.defsErr(ctx, err, what)
+		return s.tableErr(ctx, err, s.defsT(), what)
 	}
 	if n, err := res.RowsAffected(); err == nil && n > 0 {
 		return nil
@@ -95,7 +93,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name, what string, l
 // definition.
 func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
 	what := fmt.Sprintf("read %s %q", kind, name)
-	ctx, cancel, err := s.startDefs(ctx, what)
+	ctx, cancel, err := s.start(ctx, s.defsT(), what)
 	defer cancel()
 	if err != nil {
 		return idforge.Definition{}, err
@@ -111,7 +109,7 @@ func (s *Store) definition(ctx context.Context, q Querier, kind, name, what stri
 		return idforge.Definition{}, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
 	}
 	if err != nil {
-		return idforge.Definition{}, s.defsErr(ctx, err, what)
+		return idforge.Definition{}, s.tableErr(ctx, err, s.defsT(), what)
 	}
 	return r.definition(), nil
 }
@@ -120,48 +118,13 @@ func (s *Store) definition(ctx context.Context, q Querier, kind, name, what stri
 // kind, retired ones included, sorted by name in byte order (whatever the
 // table's collation). Its errors are CreateDefinition's.
 func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definition, error) {
-	what := "list " + kind + " definitions"
-	ctx, cancel, err := s.startDefs(ctx, what)
-	defer cancel()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := s.rdb.QueryContext(ctx, s.d.SQL.Definitions, kind)
-	if err != nil {
-		return nil, s.defsErr(ctx, err, what)
-	}
-	defer rows.Close()
-	out := []idforge.Definition{}
-	for rows.Next() {
-		var r defRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, s.wrap(ctx, err, what)
-		}
-		out = append(out, r.definition())
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, err, what)
-	}
-	slices.SortFunc(out, func(a, b idforge.Definition) int { return cmp.Compare(a.Name, b.Name) })
-	return out, nil
+	return listRows(ctx, s, s.defsT(), "list "+kind+" definitions", s.d.SQL.Definitions, []any{kind}, (*defRow).definition,
+		func(d idforge.Definition) string { return d.Name })
 }
 
-// startDefs begins a call on idforge_definitions: ErrClosed after Close,
-// ctx bounded by the store's timeout, and the error noTable makes while
-// the table does not exist. The caller defers cancel in every case.
-func (s *Store) startDefs(ctx context.Context, what string) (context.Context, context.CancelFunc, error) {
-	if err := s.checkOpen(); err != nil {
-		return ctx, func() {}, err
-	}
-	ctx, cancel := s.opContext(ctx)
-	return ctx, cancel, s.optionalTable(ctx, &s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions", what)
-}
-
-// defsErr is wrap for the statements on idforge_definitions, except that
-// when the table has gone since it was seen (dropped by hand) it returns
-// the error noTable makes.
-func (s *Store) defsErr(ctx context.Context, err error, what string) error {
-	return s.tableErr(ctx, err, &s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions", what)
+// defsT is idforge_definitions, which `idforge migrate` creates.
+func (s *Store) defsT() optionalTable {
+	return optionalTable{&s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions"}
 }
 
 // defRow is an idforge_definitions row as scanned.

@@ -22,26 +22,23 @@ import (
 // that says to run `idforge migrate` when the database has no
 // idforge_serials table; ErrClosed after Close.
 func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
 	what := fmt.Sprintf("create serial %q", def.Name)
-	if err := s.serialsTable(ctx, what); err != nil {
+	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
+	defer cancel()
+	if err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
 	switch {
 	case err == nil:
 		return nil
 	case s.d.IsDuplicateKey(err):
 		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
 	}
-	return s.serialErr(ctx, err, what)
+	return s.tableErr(ctx, err, s.serialsT(), what)
 }
 
 // Serial implements idforge.SerialStore. It returns an error wrapping
@@ -49,22 +46,19 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 // ErrInvalidArgument that says to run `idforge migrate` when the database
 // has no idforge_serials table, and ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	if err := s.checkOpen(); err != nil {
-		return idforge.Serial{}, err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
 	what := fmt.Sprintf("read serial %q", name)
-	if err := s.serialsTable(ctx, what); err != nil {
+	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
+	defer cancel()
+	if err != nil {
 		return idforge.Serial{}, err
 	}
 	var r serialRow
-	err := s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(&r.name, &r.template, &r.timeZone, &r.desc, &r.updated)
+	err = s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
 	}
 	if err != nil {
-		return idforge.Serial{}, s.serialErr(ctx, err, what)
+		return idforge.Serial{}, s.tableErr(ctx, err, s.serialsT(), what)
 	}
 	return r.serial(), nil
 }
@@ -73,78 +67,99 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 // by name in byte order (whatever the table's collation). Its errors are
 // Serial's, but for ErrUnknownKey.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	return listRows(ctx, s, s.serialsT(), "list serials", s.d.SQL.Serials, nil, (*serialRow).serial,
+		func(d idforge.Serial) string { return d.Name })
+}
+
+// serialsT is idforge_serials, which `idforge migrate` creates.
+func (s *Store) serialsT() optionalTable {
+	return optionalTable{&s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions"}
+}
+
+// optionalTable is a table that an older `idforge migrate` did not
+// create: calls on it look for it until it is seen, and say to run
+// `idforge migrate` while it is missing.
+type optionalTable struct {
+	has    *atomic.Bool // it was seen
+	exists string       // the dialect's statement telling whether it exists
+	name   string
+	kept   string // what the table keeps, for the error
+}
+
+// A scanned is a row type of an optional table: dest lists the fields
+// rows.Scan fills, in the statement's column order.
+type scanned[T any] interface {
+	*T
+	dest() []any
+}
+
+// start begins a call on an optional table: ErrClosed after Close, ctx
+// bounded by the store's timeout, and the error noTable makes while the
+// table does not exist. The caller defers cancel in every case.
+func (s *Store) start(ctx context.Context, t optionalTable, what string) (context.Context, context.CancelFunc, error) {
 	if err := s.checkOpen(); err != nil {
-		return nil, err
+		return ctx, func() {}, err
 	}
 	ctx, cancel := s.opContext(ctx)
+	return ctx, cancel, s.optionalTable(ctx, t, what)
+}
+
+// listRows runs a query on an optional table (stmt with args, on the read
+// pool) and returns each row as value makes it, sorted by name in byte
+// order (whatever the table's collation).
+func listRows[R any, PR scanned[R], T any](ctx context.Context, s *Store, t optionalTable, what, stmt string, args []any, value func(PR) T, name func(T) string) ([]T, error) {
+	ctx, cancel, err := s.start(ctx, t, what)
 	defer cancel()
-	const what = "list serials"
-	if err := s.serialsTable(ctx, what); err != nil {
+	if err != nil {
 		return nil, err
 	}
-	rows, err := s.rdb.QueryContext(ctx, s.d.SQL.Serials)
+	rows, err := s.rdb.QueryContext(ctx, stmt, args...)
 	if err != nil {
-		return nil, s.serialErr(ctx, err, what)
+		return nil, s.tableErr(ctx, err, t, what)
 	}
 	defer rows.Close()
-	out := []idforge.Serial{}
+	out := []T{}
 	for rows.Next() {
-		var r serialRow
-		if err := rows.Scan(&r.name, &r.template, &r.timeZone, &r.desc, &r.updated); err != nil {
+		r := PR(new(R))
+		if err := rows.Scan(r.dest()...); err != nil {
 			return nil, s.wrap(ctx, err, what)
 		}
-		out = append(out, r.serial())
+		out = append(out, value(r))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, s.wrap(ctx, err, what)
 	}
-	slices.SortFunc(out, func(a, b idforge.Serial) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
 	return out, nil
 }
 
-// serialsTable returns nil when idforge_serials exists, looking again
-// when it did not: `idforge migrate` may have created it since. Otherwise
-// it returns the error noTable makes.
-func (s *Store) serialsTable(ctx context.Context, what string) error {
-	return s.optionalTable(ctx, &s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions", what)
-}
-
-// serialErr is wrap for the statements on idforge_serials, except that
-// when the table has gone since it was seen (dropped by hand) it returns
+// optionalTable returns nil when t exists, looking again when it was not
+// seen: `idforge migrate` may have created it since. Otherwise it returns
 // the error noTable makes.
-func (s *Store) serialErr(ctx context.Context, err error, what string) error {
-	return s.tableErr(ctx, err, &s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions", what)
-}
-
-// optionalTable returns nil when a table that an older `idforge migrate`
-// did not create exists (has records it was seen; exists is the
-// dialect's statement telling whether it does), looking again when it
-// did not: `idforge migrate` may have created it since. Otherwise it
-// returns the error noTable makes; kept says what the table keeps.
-func (s *Store) optionalTable(ctx context.Context, has *atomic.Bool, exists, table, kept, what string) error {
-	if has.Load() {
+func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string) error {
+	if t.has.Load() {
 		return nil
 	}
 	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, exists).Scan(&ok); err != nil {
-		return s.wrap(ctx, err, "look for table "+table)
+	if err := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); err != nil {
+		return s.wrap(ctx, err, "look for table "+t.name)
 	}
 	if !ok {
-		return s.noTable(table, kept, what)
+		return s.noTable(t, what)
 	}
-	has.Store(true)
+	t.has.Store(true)
 	return nil
 }
 
-// tableErr is wrap for the statements on an optional table (see
-// optionalTable), except that when the table has gone since it was seen
-// (dropped by hand) it returns the error noTable makes.
-func (s *Store) tableErr(ctx context.Context, err error, has *atomic.Bool, exists, table, kept, what string) error {
+// tableErr is wrap for the statements on an optional table, except that
+// when the table has gone since it was seen (dropped by hand) it returns
+// the error noTable makes.
+func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what string) error {
 	if ctx.Err() == nil && !s.closed.Load() {
 		var ok bool
-		if qerr := s.rdb.QueryRowContext(ctx, exists).Scan(&ok); qerr == nil && !ok {
-			has.Store(false)
-			return s.noTable(table, kept, what)
+		if qerr := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); qerr == nil && !ok {
+			t.has.Store(false)
+			return s.noTable(t, what)
 		}
 	}
 	return s.wrap(ctx, err, what)
@@ -153,9 +168,9 @@ func (s *Store) tableErr(ctx context.Context, err error, has *atomic.Bool, exist
 // noTable is the error for a database without an optional table. It wraps
 // idforge.ErrInvalidArgument, so that the request fails with its message
 // rather than as a server error.
-func (s *Store) noTable(table, kept, what string) error {
+func (s *Store) noTable(t optionalTable, what string) error {
 	return fmt.Errorf("%w: %s: %s: database %s has no table %s, which %s are kept in: run `idforge migrate`",
-		idforge.ErrInvalidArgument, s.d.Name, what, s.name, table, kept)
+		idforge.ErrInvalidArgument, s.d.Name, what, s.name, t.name, t.kept)
 }
 
 // serialRow is an idforge_serials row as scanned.
@@ -163,6 +178,10 @@ type serialRow struct {
 	name, template string
 	timeZone, desc sql.NullString
 	updated        rowTime
+}
+
+func (r *serialRow) dest() []any {
+	return []any{&r.name, &r.template, &r.timeZone, &r.desc, &r.updated}
 }
 
 func (r *serialRow) serial() idforge.Serial {

@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/sequence"
+)
+
+// NodeInfo is what GET /v1/node and the admin page say about a node.
+type NodeInfo struct {
+	// Version is the idforge build's version.
+	Version string `json:"version"`
+	// Store is the store's URL without its password
+	// (dsn.RedactedString).
+	Store string `json:"store"`
+	// Plugins describes the configured plugins, in order.
+	Plugins []string `json:"plugins"`
+}
+
+// nodeResponse is the answer of GET /v1/node.
+type nodeResponse struct {
+	NodeInfo
+	// Counters names the per-period counters.
+	Counters []string `json:"counters"`
+	// Sources is every sequence source that reports its status.
+	Sources []sourceJSON `json:"sources"`
+}
+
+// sourceJSON is a source's status in the API.
+type sourceJSON struct {
+	Name string `json:"name"`
+	sequence.Status
+}
+
+// sourcesResponse is the answer of GET /v1/health/sources.
+type sourcesResponse struct {
+	Sources []sourceJSON `json:"sources"`
+}
+
+func (h *handler) sourceList() []sourceJSON {
+	out := []sourceJSON{}
+	for _, s := range h.iss.Sources() {
+		out = append(out, sourceJSON{s.Name, s.Status})
+	}
+	return out
+}
+
+// sourcesHealth serves GET /v1/health/sources: the status of every
+// sequence source that reports one (compositions, ticket servers).
+func (h *handler) sourcesHealth(c v1Call) (any, error) {
+	return sourcesResponse{Sources: h.sourceList()}, nil
+}
+
+// nodeInfo serves GET /v1/node: the version, the store (password redacted),
+// plugins, counters and sources' status.
+func (h *handler) nodeInfo(c v1Call) (any, error) {
+	info := h.node
+	if info.Plugins == nil {
+		info.Plugins = []string{}
+	}
+	return nodeResponse{NodeInfo: info, Counters: h.iss.Counters(), Sources: h.sourceList()}, nil
+}
+
+// sourceSummary is an unhealthy source in /readyz: kept small, the
+// detail is at GET /v1/health/sources.
+type sourceSummary struct {
+	Health    string   `json:"health"`
+	Ejected   []string `json:"ejected,omitempty"`
+	LastError string   `json:"last_error,omitempty"`
+}
+
+// Bounds of a source's summary in /readyz: its last error, and the
+// ejected members named (the rest are counted).
+const (
+	maxSummaryError   = 200
+	maxSummaryMembers = 8
+)
+
+// summarise returns the /readyz entries of the sources that are not up.
+func summarise(sources []issuer.SourceStatus) map[string]sourceSummary {
+	if len(sources) == 0 {
+		return nil
+	}
+	out := make(map[string]sourceSummary, len(sources))
+	for _, s := range sources {
+		sum := sourceSummary{Health: string(s.Health), LastError: s.LastError}
+		if len(sum.LastError) > maxSummaryError {
+			sum.LastError = strings.ToValidUTF8(sum.LastError[:maxSummaryError], "") + "…"
+		}
+		more := 0
+		for in := &s.Status; in != nil; in = in.Inner {
+			for _, m := range in.Members {
+				switch {
+				case m.State == "admitted":
+				case len(sum.Ejected) < maxSummaryMembers:
+					sum.Ejected = append(sum.Ejected, m.Name)
+				default:
+					more++
+				}
+			}
+		}
+		if more > 0 {
+			sum.Ejected = append(sum.Ejected, fmt.Sprintf("… and %d more", more))
+		}
+		out[s.Name] = sum
+	}
+	return out
+}
+
+// lastError returns an error and its time for JSON: nil time when none.
+func lastError(msg string, at time.Time) (string, *time.Time) {
+	if msg == "" || at.IsZero() {
+		return msg, nil
+	}
+	return msg, &at
+}
