@@ -37,6 +37,7 @@ const (
 	CodeSpaceExhausted      Code = "space_exhausted"
 	CodeRejected            Code = "rejected"
 	CodeRetired             Code = "retired"
+	CodeUnsafeChange        Code = "unsafe_change"
 	CodeUnauthenticated     Code = "unauthenticated"
 	CodeForbidden           Code = "forbidden"
 	CodeRateLimited         Code = "rate_limited"
@@ -137,6 +138,9 @@ var vocabulary = [...]codeRow{
 	// the key: 409, and its name stays taken so that nothing it issued
 	// can be issued again.
 	{CodeRetired, ErrRetired, 409, grpcFailedPrecondition, false},
+	// A change to a definition that could repeat values is bad input:
+	// the fingerprint recorded at its first use says so.
+	{CodeUnsafeChange, ErrUnsafeChange, 400, grpcInvalidArgument, false},
 	{CodeUnauthenticated, ErrUnauthenticated, 401, grpcUnauthenticated, false},
 	{CodeForbidden, ErrForbidden, 403, grpcPermissionDenied, false},
 	// A rate limit is the token's: failing over would only spread it.

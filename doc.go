@@ -55,7 +55,10 @@
 //     Sentinel, Cluster) and the WAIT for replicas before values are
 //     handed out; internal/sqlfence: the failover fence (idforge_fence)
 //     that keeps segment and worker-ID claims off a promoted replica
-//     until `idforge keys repair`; internal/httperr and internal/grpcerr:
+//     until `idforge keys repair`; internal/fingerprint: the guard against
+//     changes that could repeat values (layout, balanced members, expansion
+//     bits, key formats, obfuscate plugins), fingerprints recorded at first
+//     use; internal/httperr and internal/grpcerr:
 //     the error answer of every transport; internal/httpwire: the JSON
 //     API's answers and query parameters, as server/httpapi writes them
 //     and client reads them; internal/errctx: how context is added to

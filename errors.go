@@ -71,6 +71,14 @@ var (
 	// refused the call before any ID was drawn (see package plugin).
 	ErrRejected = errors.New("idforge: rejected by a plugin")
 
+	// ErrUnsafeChange is returned when a definition differs from the
+	// fingerprint recorded at its first use in a way that can make values
+	// repeat (a balanced composition's members or order, an expansion's
+	// bits, a key's format or its secret, the snowflake layout): the node
+	// refuses to start, or the change is refused. The message says what
+	// changed and what a safe migration is.
+	ErrUnsafeChange = errors.New("idforge: unsafe change")
+
 	// ErrRetired is returned for a key or definition an operator retired:
 	// it issues nothing, and its name cannot be defined again.
 	ErrRetired = errors.New("idforge: retired")

@@ -130,6 +130,51 @@ type KeyStore interface {
 	Keys(ctx context.Context) ([]Key, error)
 }
 
+// KeyUpdater is implemented by stores whose keys an operator can change
+// (`PATCH /v1/keys/{key}`, `idforge keys update`).
+type KeyUpdater interface {
+	// UpdateKey sets the stored step (segment keys only; 0 for any other
+	// key) and the description of the key name. It never touches max_id,
+	// so no change can make a key issue a value again. It returns an
+	// error wrapping ErrUnknownKey when there is no such key, and one
+	// wrapping ErrInvalidArgument for a step out of [1, MaxStep] (or a
+	// step for a key of another strategy) or a description Key.Validate
+	// would refuse.
+	UpdateKey(ctx context.Context, name string, step int64, description string) error
+}
+
+// KeyChange is a change to a key (`PATCH /v1/keys/{key}`, the gRPC
+// UpdateKey, `idforge keys update`); a nil field is left as it is.
+type KeyChange struct {
+	// Step is a segment key's stored step (1 to MaxStep).
+	Step *int64
+	// Description is free text; "" clears it.
+	Description *string
+	// MinStep and MaxStep are a segment key's own adaptive-step bounds,
+	// which take the place of the node's on every node; 0 clears one,
+	// falling back to the node's.
+	MinStep, MaxStep *int64
+}
+
+// ValidateUpdate checks what KeyUpdater.UpdateKey may store for k, a key
+// as it stands: a step in [1, MaxStep] for a segment key and 0 for any
+// other, and a description Validate accepts. Errors wrap
+// ErrInvalidArgument and name the key.
+func (k Key) ValidateUpdate(step int64, description string) error {
+	k.Description = description
+	if k.Strategy == StrategySegment {
+		if step < 1 || step > MaxStep {
+			return fmt.Errorf("%w: key %q: step %d out of range [1, %d]", ErrInvalidArgument, k.Name, step, MaxStep)
+		}
+		// Validate's first-segment rule is about creating; an existing key
+		// only needs the step's own range.
+		k.Step, k.MaxID = step, 1
+	} else if step != 0 {
+		return fmt.Errorf("%w: key %q: step applies to segment keys only, and this is a %s key", ErrInvalidArgument, k.Name, k.Strategy)
+	}
+	return k.Validate()
+}
+
 // A PeriodCounter counts within periods that restart: every second, day,
 // month. Serial numbers such as 20170304 + 00001 combine the period with
 // its count.

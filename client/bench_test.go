@@ -108,6 +108,9 @@ func (l *localConn) strategy(ctx context.Context, key string) (idforge.Strategy,
 	return idforge.StrategySegment, nil
 }
 
+func (l *localConn) updateKey(context.Context, string, idforge.KeyChange) error { return nil }
+func (l *localConn) retireKey(context.Context, string) error                    { return nil }
+
 func (l *localConn) stream(ctx context.Context, key string, batch int, _ time.Duration, yield func([]int64) bool) error {
 	for {
 		ids, err := l.nextN(ctx, key, batch)

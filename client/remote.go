@@ -30,6 +30,8 @@ type conn interface {
 	nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
 	explain(ctx context.Context, id int64) (Explanation, error)
 	strategy(ctx context.Context, key string) (idforge.Strategy, error)
+	updateKey(ctx context.Context, key string, c idforge.KeyChange) error
+	retireKey(ctx context.Context, key string) error
 	// stream hands key's IDs, batch at a time, to yield until it returns
 	// false (then nil) or the node fails (its error); timeout bounds
 	// each request where the transport makes one per batch.

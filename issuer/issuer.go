@@ -88,6 +88,9 @@ type entry struct {
 	gen      idforge.BatchGenerator // keys of int64 IDs
 	str      timeid.Generator       // uuidv7 and ulid keys
 	alloc    *segment.Allocator     // segment keys only
+	// retired, when set, is what the key answers: it was retired
+	// (RetireKey), and nothing else of the entry is set.
+	retired error
 	// limit is the largest raw ID the key can issue through its stages
 	// (its format's permutation, plugins that permute), limitBy what sets
 	// it; math.MaxInt64 and "" when only int64 bounds it. See limitOf.
@@ -128,6 +131,15 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 		set.Segment.Logger = set.Logger
 	}
 	i := &Issuer{store: store, snow: snow, set: set, keys: newKeyMap()}
+	if i.definitions() != nil {
+		also := set.Segment.Check
+		i.set.Segment.Check = func(ctx context.Context, key string) error {
+			if err := i.checkClaim(ctx, key); err != nil || also == nil {
+				return err
+			}
+			return also(ctx, key)
+		}
+	}
 	for _, f := range set.Formats {
 		i.permutes = i.permutes || f.Permute != nil
 	}
@@ -152,6 +164,9 @@ var errNoSnowflake = fmt.Errorf("%w: this node runs no snowflake generator", idf
 // a restart.
 func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if e, ok := i.lookup(key); ok {
+		if e.retired != nil {
+			return nil, e.retired
+		}
 		return e, nil
 	}
 	if err := idforge.ValidateKeyName(key); err != nil {
@@ -166,21 +181,29 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	var def keyDef
+	if defined == nil {
+		def = i.keyDefOrNone(ctx, key)
+	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
 		return nil, idforge.ErrClosed
 	}
-	if e, ok := i.lookup(key); ok {
-		return e, nil
-	}
-	e := defined
-	if e == nil {
-		if e, err = i.newEntry(k); err != nil {
-			return nil, err
+	e, ok := i.lookup(key)
+	if !ok {
+		e = defined
+		if e == nil {
+			if e, err = i.newEntry(k); err != nil {
+				return nil, err
+			}
+			e = applyKeyDef(key, e, def)
 		}
+		i.keys.store(key, e)
 	}
-	i.keys.store(key, e)
+	if e.retired != nil {
+		return nil, e.retired
+	}
 	return e, nil
 }
 
@@ -221,13 +244,16 @@ func (i *Issuer) withLimit(key string, e *entry) *entry {
 
 // Refresh re-reads the key catalogue, so that changes made by other nodes
 // or by hand reach this node without a restart: new keys are set up, a
-// changed stored step becomes the segment allocator's minimum, and keys
-// removed from the store are dropped (their allocators closed).
+// changed stored step becomes the segment allocator's minimum, a key's own
+// bounds (UpdateKey) apply, retired keys (RetireKey) stop issuing (their
+// buffered segments dropped), and keys removed from the store are dropped
+// (their allocators closed).
 func (i *Issuer) Refresh(ctx context.Context) error {
 	keys, err := i.store.Keys(ctx)
 	if err != nil {
 		return err
 	}
+	defs := i.keyDefs(ctx)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
@@ -255,6 +281,9 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 		if e.alloc != nil {
 			e.alloc.SetStoredStep(k.Step)
 		}
+		if next := applyKeyDef(name, e, defs[name]); next != e {
+			i.keys.store(name, next)
+		}
 	}
 	i.keys.remove(drop)
 	for name, k := range inStore {
@@ -262,7 +291,7 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 			continue
 		}
 		if e, err := i.newEntry(k); err == nil {
-			i.keys.store(name, e)
+			i.keys.store(name, applyKeyDef(name, e, defs[name]))
 		}
 	}
 	for _, e := range removed {
@@ -661,8 +690,14 @@ func CheckKey(k idforge.Key, format *obfuscate.Format, plugins ...plugin.Width) 
 
 // CreateKey adds a key to the store; see CheckKey for the rules, applied
 // with the key's configured format and the plugins that apply to it.
+//
+// The name of a retired key (RetireKey) is refused with an error wrapping
+// idforge.ErrKeyExists that says so.
 func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := CheckKey(k, i.formatOf(k.Name), i.set.Plugins.Widths(k.Name)...); err != nil {
+		return err
+	}
+	if err := i.refuseRetiredName(ctx, k.Name); err != nil {
 		return err
 	}
 	if err := i.store.CreateKey(ctx, k); err != nil {
@@ -700,6 +735,11 @@ type KeyState struct {
 	Format string
 	// Plugins names the plugins run around the key's issues, in order.
 	Plugins []string
+	// Retired says that the key was retired (RetireKey).
+	Retired bool
+	// Bounds are the key's own adaptive-step bounds (UpdateKey); zero
+	// values fall back to the node's.
+	Bounds KeyBounds
 	// Source is a source key's status when the source reports one.
 	Source *sequence.Status
 }
@@ -715,9 +755,10 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 	if err != nil {
 		return nil, storeErr(err)
 	}
+	defs := i.keyDefs(ctx)
 	out := make([]KeyState, len(keys), len(keys)+len(i.set.Sources))
 	for n, k := range keys {
-		out[n] = i.state(k)
+		out[n] = i.state(k, defs[k.Name])
 	}
 	for name := range i.set.Sources {
 		out = append(out, i.sourceState(name))
@@ -736,7 +777,7 @@ func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
 	if err != nil {
 		return KeyState{}, storeErr(err)
 	}
-	return i.state(k), nil
+	return i.state(k, i.keyDefOrNone(ctx, name)), nil
 }
 
 // Active returns the keys this node has set up, with their live state,
@@ -757,8 +798,8 @@ func (i *Issuer) Active() []KeyState {
 	return out
 }
 
-func (i *Issuer) state(k idforge.Key) KeyState {
-	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy)}
+func (i *Issuer) state(k idforge.Key, def keyDef) KeyState {
+	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy), Retired: def.retired, Bounds: def.bounds}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
 		if stats := e.alloc.Stats(); used(stats) {
 			st.Segment = &stats

@@ -37,6 +37,7 @@ import (
 	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/internal/fingerprint"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/plugin"
@@ -161,6 +162,9 @@ type Node struct {
 	quotas   *quota.Manager
 	metrics  *metrics.Metrics
 	closers  []io.Closer // sources, counters, plugin files: closed first to last
+	// fingerprints are the definitions verified at Open, recorded once
+	// it has opened everything (see checkFingerprints).
+	fingerprints []fingerprint.Def
 	// pluginList describes the configured plugins (Plugins).
 	pluginList []string
 
@@ -199,7 +203,14 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if n.store, err = s.OpenStore(ctx, n.storeURL, store.Options{DataDir: n.dir.Path(), Logger: s.Logger}); err != nil {
 		return nil, err
 	}
-	if err := n.openSnowflake(ctx, s); err != nil {
+	layout, err := snowflake.ParseLayout(cmp.Or(s.Layout, "twitter"))
+	if err != nil {
+		return nil, err
+	}
+	if err := n.checkFingerprints(ctx, s, layout); err != nil {
+		return nil, err
+	}
+	if err := n.openSnowflake(ctx, s, layout); err != nil {
 		return nil, err
 	}
 	set := issuer.Settings{Logger: s.Logger, Serials: s.Serials, Segment: s.Segment}
@@ -243,16 +254,15 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 			return nil, errctx.In(err, "config serial %q", d.Name)
 		}
 	}
+	if err := n.recordFingerprints(ctx); err != nil {
+		return nil, err
+	}
 	return n, nil
 }
 
 // openSnowflake acquires a worker ID for the layout, builds the generator
 // on it and starts supervising the lease.
-func (n *Node) openSnowflake(ctx context.Context, s Settings) (err error) {
-	layout, err := snowflake.ParseLayout(cmp.Or(s.Layout, "twitter"))
-	if err != nil {
-		return err
-	}
+func (n *Node) openSnowflake(ctx context.Context, s Settings, layout snowflake.Layout) (err error) {
 	n.provider, err = worker.Open(ctx, s.Worker, worker.Options{DataDir: n.dir.Path(), Logger: s.Logger, Owner: s.Owner})
 	if err != nil {
 		return err

@@ -63,6 +63,11 @@ type Settings struct {
 	// OnClaim, when set, is called after every claim attempt with its
 	// duration and error (nil on success), for metrics.
 	OnClaim func(key string, took time.Duration, err error)
+	// Check, when set, is asked before every claim whether the key may
+	// still claim. An error wrapping idforge.ErrRetired retires the
+	// Allocator (see Retire) instead of claiming; any other error counts
+	// as a failed claim.
+	Check func(ctx context.Context, key string) error
 }
 
 func (s Settings) withDefaults() Settings {
@@ -207,10 +212,12 @@ type Allocator struct {
 	att       *attempt // the claim in flight, nil when the loader is idle
 	lastErr   error    // the most recent claim's error, nil after a success
 	failures  int      // consecutive failed claims
-	minStep   int64    // from Settings or learned from the store
-	fixedMin  bool     // minStep came from Settings, not the store
-	lastStep  int64    // length of the newest claimed segment
-	prevLen   int64    // length of the segment before cur
+	stored    int64    // the key's stored step, learned from the store
+	keyMin    int64    // the key's own bounds (SetBounds); 0: Settings'
+	keyMax    int64
+	retired   error // set by Retire: what every later call answers
+	lastStep  int64 // length of the newest claimed segment
+	prevLen   int64 // length of the segment before cur
 	prevStart time.Time
 
 	// lastFail is the newest failed claim's error, kept after a success;
@@ -250,8 +257,6 @@ func New(store idforge.SegmentStore, key string, s Settings) *Allocator {
 		key:       key,
 		store:     store,
 		set:       s,
-		minStep:   s.MinStep,
-		fixedMin:  s.MinStep > 0,
 		closing:   make(chan struct{}),
 		loadCtx:   ctx,
 		stopLoads: cancel,
@@ -345,8 +350,9 @@ func (a *Allocator) Warm(ctx context.Context) error {
 func (a *Allocator) advance(ctx context.Context, exhausted *buffer) error {
 	a.mu.Lock()
 	if a.closed {
+		err := a.closedErrLocked()
 		a.mu.Unlock()
-		return idforge.ErrClosed
+		return err
 	}
 	if a.cur.Load() != exhausted {
 		a.mu.Unlock() // another caller switched already
@@ -395,7 +401,7 @@ func (a *Allocator) advance(ctx context.Context, exhausted *buffer) error {
 // store is unavailable.
 func (a *Allocator) wrapLocked(err error) error {
 	if a.closed {
-		return idforge.ErrClosed
+		return a.closedErrLocked()
 	}
 	if permanent(err) {
 		return err
@@ -464,11 +470,24 @@ func (a *Allocator) load() {
 
 		ctx, cancel := context.WithTimeout(a.loadCtx, a.set.LoadTimeout)
 		began := a.set.Clock.Now()
-		seg, err := a.store.ClaimSegment(ctx, a.key, step)
+		var seg idforge.Segment
+		err := a.check(ctx)
+		if err == nil {
+			seg, err = a.store.ClaimSegment(ctx, a.key, step)
+		}
 		took := a.set.Clock.Now().Sub(began)
 		cancel()
 
 		a.mu.Lock()
+		if errors.Is(err, idforge.ErrRetired) {
+			att := a.att
+			att.err = err
+			close(att.done)
+			a.att, a.lastErr, a.failures = nil, nil, 0
+			a.retireLocked(err)
+			a.mu.Unlock()
+			return
+		}
 		if err == nil {
 			a.claimTookLocked(began.Add(took), took)
 			err = a.acceptLocked(seg)
@@ -534,8 +553,8 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 	}
 	// Every claim reports the key's stored step: a step an operator
 	// changed takes effect from the next claim on, refresh or not.
-	if !a.fixedMin && seg.Step > 0 {
-		a.minStep = seg.Step
+	if seg.Step > 0 {
+		a.stored = seg.Step
 	}
 	a.highWater = seg.End
 	a.lastStep = seg.Len()
@@ -565,7 +584,8 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 // the store refuse a claim as out of space while a step still fits.
 func (a *Allocator) nextStepLocked() int64 {
 	cur := a.cur.Load()
-	if cur.empty() || a.minStep == 0 {
+	minStep, maxStep := a.boundsLocked()
+	if cur.empty() || minStep == 0 {
 		return 0
 	}
 	now := a.set.Clock.Now()
@@ -575,7 +595,7 @@ func (a *Allocator) nextStepLocked() int64 {
 	if a.set.SurviveOutage > 0 {
 		want = max(want, a.peakLocked(now, rate)*a.set.SurviveOutage.Seconds())
 	}
-	limit := max(maxGrowth*float64(max(a.lastStep, a.minStep)), lead)
+	limit := max(maxGrowth*float64(max(a.lastStep, minStep)), lead)
 	room := int64(math.MaxInt64)
 	if a.highWater > 0 {
 		room = max(math.MaxInt64-a.highWater, 1)
@@ -583,7 +603,17 @@ func (a *Allocator) nextStepLocked() int64 {
 	// The stored step wins over MaxStep and the room, as it does for the
 	// first claim: a key whose room is less than one step is out of
 	// space, as the store says.
-	return max(clampStep(min(want, limit), min(a.set.MaxStep, room)), a.minStep)
+	return max(clampStep(min(want, limit), min(maxStep, room)), minStep)
+}
+
+// boundsLocked returns the smallest and largest segment to claim: the
+// key's own bounds (SetBounds), else Settings' MinStep and MaxStep, the
+// smallest defaulting to the key's stored step; the largest is never
+// below the smallest.
+func (a *Allocator) boundsLocked() (minStep, maxStep int64) {
+	minStep = cmp.Or(a.keyMin, a.set.MinStep, a.stored)
+	maxStep = cmp.Or(a.keyMax, a.set.MaxStep)
+	return minStep, max(maxStep, minStep)
 }
 
 // clampStep converts a length in IDs computed in floating point to an
@@ -668,13 +698,70 @@ func (a *Allocator) bufferedLocked() int64 {
 
 // SetStoredStep tells the Allocator that the key's stored step is now n
 // (an operator changed it): it becomes the smallest segment claimed,
-// unless Settings.MinStep fixed that.
+// unless Settings.MinStep or the key's own bounds (SetBounds) fix that.
 func (a *Allocator) SetStoredStep(n int64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.fixedMin && n > 0 {
-		a.minStep = n
+	if n > 0 {
+		a.stored = n
 	}
+}
+
+// SetBounds gives the key its own adaptive-step bounds, which take the
+// place of Settings.MinStep and Settings.MaxStep from the next claim on;
+// 0 falls back to Settings (a minimum of 0 there to the stored step).
+// Bounds only size claims: no bound can make a value repeat.
+func (a *Allocator) SetBounds(minStep, maxStep int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.keyMin, a.keyMax = max(minStep, 0), max(maxStep, 0)
+}
+
+// Retire stops the Allocator for good because its key was retired: err,
+// which should wrap idforge.ErrRetired, answers every later call. The
+// values buffered are dropped, not handed back to the store: a retired
+// key's max_id never goes down. Close after Retire does nothing.
+func (a *Allocator) Retire(err error) {
+	a.mu.Lock()
+	retiring := !a.closed
+	if retiring {
+		a.retireLocked(err)
+	}
+	a.mu.Unlock()
+	if retiring {
+		a.loaderWG.Wait()
+	}
+}
+
+// retireLocked is Retire without waiting for the loader, which may be
+// the caller.
+func (a *Allocator) retireLocked(err error) {
+	if a.closed {
+		return
+	}
+	a.closed, a.retired, a.pending = true, err, nil
+	b := a.cur.Swap(closedBuffer)
+	// Seal what callers were taking from: every later add lands past end.
+	b.next.Swap(b.end)
+	close(a.closing)
+	a.stopLoads()
+	a.set.Logger.Info("key retired: dropping its buffered segments", "key", a.key)
+}
+
+// closedErrLocked is what a call to a closed Allocator answers.
+func (a *Allocator) closedErrLocked() error {
+	if a.retired != nil {
+		return a.retired
+	}
+	return idforge.ErrClosed
+}
+
+// check asks Settings.Check whether the key may claim.
+func (a *Allocator) check(ctx context.Context) error {
+	if a.set.Check == nil {
+		return nil
+	}
+	return a.set.Check(ctx, a.key)
 }
 
 // Stats is a snapshot of an Allocator's state.

@@ -14,4 +14,5 @@ type Backend interface {
 	idforge.Migrator
 	idforge.SerialStore
 	idforge.DefinitionStore
+	idforge.KeyUpdater
 }

@@ -167,7 +167,7 @@ func cmdLayouts(_ context.Context, _ []string, stdout, _ io.Writer, _ func(strin
 
 func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) == 0 {
-		return usageErr("keys needs a subcommand: create, list or repair")
+		return usageErr("keys needs a subcommand: create, list, update, retire or repair")
 	}
 	switch args[0] {
 	case "create":
@@ -176,8 +176,12 @@ func cmdKeys(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		return cmdKeysList(ctx, args[1:], stdout, stderr, getenv)
 	case "repair":
 		return cmdKeysRepair(ctx, args[1:], stdout, stderr, getenv)
+	case "update":
+		return cmdKeysUpdate(ctx, args[1:], stdout, stderr, getenv)
+	case "retire":
+		return cmdKeysRetire(ctx, args[1:], stdout, stderr, getenv)
 	}
-	return usageErr("unknown keys subcommand %q (want create, list or repair)", args[0])
+	return usageErr("unknown keys subcommand %q (want create, list, update, retire or repair)", args[0])
 }
 
 func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {

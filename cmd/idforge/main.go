@@ -6,6 +6,7 @@
 //	idforge explain ID            decode a snowflake ID
 //	idforge make --time T …       forge a snowflake ID from its fields
 //	idforge keys create|list      manage keys
+//	idforge keys update|retire    change or retire a key
 //	idforge keys repair --floor N put a store back into service after a fail-over
 //	idforge layouts               list the snowflake layout presets
 //	idforge migrate               create or upgrade the store's schema
@@ -54,6 +55,9 @@ Usage:
                                          forge a snowflake ID from its fields
   idforge keys create KEY [flags]        create a key
   idforge keys list [flags]              list keys
+  idforge keys update KEY [--step N] [--description D] [--min-step N] [--max-step N]
+                                         change a key (never its max_id)
+  idforge keys retire KEY                retire a key: it issues nothing, its name is never reused
   idforge keys repair --floor N|--from-nodes URL,… [--sequence URL]
                                          after a database fail-over: raise the keys, accept the new server
   idforge sources list|show|create|retire [NAME] [flags]

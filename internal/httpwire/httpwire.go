@@ -79,6 +79,13 @@ type Key struct {
 	Plugins     []string   `json:"plugins,omitempty"`
 	Updated     *time.Time `json:"updated,omitempty"`
 	Segment     *Segment   `json:"segment,omitempty"`
+	// Retired marks a retired key (DELETE /v1/keys/{key}): it issues
+	// nothing, and its name is never created again.
+	Retired bool `json:"retired,omitempty"`
+	// MinStep and MaxStep are a segment key's own adaptive-step bounds
+	// (PATCH /v1/keys/{key}); absent: the node's.
+	MinStep int64 `json:"min_step,omitempty"`
+	MaxStep int64 `json:"max_step,omitempty"`
 	// Health is a source key's health (sequence.Health): up, degraded
 	// or down; empty for keys whose source reports none.
 	Health string `json:"health,omitempty"`

@@ -72,6 +72,7 @@ func toKey(k issuer.KeyState) *idforgev1.Key {
 	if k.Strategy == idforge.StrategySegment {
 		out.Step, out.MaxId = k.Step, k.MaxID
 	}
+	out.Retired, out.MinStep, out.MaxStep = k.Retired, k.Bounds.MinStep, k.Bounds.MaxStep
 	if st := k.Segment; st != nil {
 		seg := &idforgev1.SegmentState{
 			Current: toRange(st.Current), Pending: toRange(st.Pending),

@@ -35,7 +35,7 @@ const maxBodyBytes = 64 << 10
 var v1Routes = []v1Route{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
 	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
-	{"GET", "/v1/keys/{key}", (*handler).key, nil},
+	{"GET,PATCH,DELETE", "/v1/keys/{key}", (*handler).keyRoute, nil}, // keyadmin.go
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
@@ -294,6 +294,7 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 		out.Step = k.Step
 		out.MaxID = strconv.FormatInt(k.MaxID, 10)
 	}
+	out.Retired, out.MinStep, out.MaxStep = k.Retired, k.Bounds.MinStep, k.Bounds.MaxStep
 	if st := k.Segment; st != nil {
 		s := &httpwire.Segment{
 			Current: toRange(st.Current), Pending: toRange(st.Pending),

@@ -34,6 +34,7 @@ var (
 	_ idforge.SegmentReturner = (*Store)(nil)
 	_ idforge.SerialStore     = (*Store)(nil)
 	_ idforge.DefinitionStore = (*Store)(nil)
+	_ idforge.KeyUpdater      = (*Store)(nil)
 )
 
 // New returns an empty store.
@@ -139,6 +140,25 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 // Keys implements idforge.KeyStore.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	return list(s, s.keys)
+}
+
+// UpdateKey implements idforge.KeyUpdater.
+func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.check(); err != nil {
+		return err
+	}
+	k, ok := s.keys[name]
+	if !ok {
+		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	if err := k.ValidateUpdate(step, description); err != nil {
+		return err
+	}
+	k.Step, k.Description, k.Updated = step, description, time.Now()
+	s.keys[name] = k
+	return nil
 }
 
 // CreateSerial implements idforge.SerialStore.

@@ -153,3 +153,34 @@ func findOne[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, na
 	}
 	return zero, s.wrap(ctx, err, what)
 }
+
+// UpdateKey implements idforge.KeyUpdater: it sets the step (segment keys)
+// and description of the key's document, never its max_id. Errors:
+// ErrUnknownKey when there is no such key, those of
+// idforge.Key.ValidateUpdate, ErrClosed after Close.
+func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
+	k, err := s.Key(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := k.ValidateUpdate(step, description); err != nil {
+		return err
+	}
+	set := bson.D{{Key: "description", Value: description}, {Key: "update_time", Value: time.Now().UTC()}}
+	if k.Strategy == idforge.StrategySegment {
+		set = append(set, bson.E{Key: "step", Value: step})
+	}
+	ctx, cancel, err := s.start(ctx)
+	defer cancel()
+	if err != nil {
+		return err
+	}
+	res, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: k.Name}}, bson.D{{Key: "$set", Value: set}})
+	if err != nil {
+		return s.wrap(ctx, err, fmt.Sprintf("update key %q", name))
+	}
+	if res.MatchedCount == 0 {
+		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	return nil
+}

@@ -114,6 +114,8 @@ UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
 
 	InsertSegment: "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
 	InsertOther:   "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
+	UpdateSegment: `UPDATE leaf_alloc SET step = ?, %s = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
+	UpdateOther:   `UPDATE idforge_keys SET description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
 
 	Serial:       "SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?",
 	Serials:      "SELECT name, template, time_zone, description, update_time FROM idforge_serials",

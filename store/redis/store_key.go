@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -104,3 +105,32 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 }
 
 func isNil(err error) bool { return err == goredis.Nil }
+
+// setStep rewrites the step a key's hash caches for claims of step 0,
+// where the hash has one.
+var setStep = newScript(`if redis.call('HEXISTS', KEYS[1], 'step') == 1 then redis.call('HSET', KEYS[1], 'step', ARGV[1]) end return 0`)
+
+// UpdateKey implements idforge.KeyUpdater by changing the key in the
+// database; the step Redis caches for the key follows (best effort: a
+// room installed later reads it from the database anyway). Errors are the
+// database's (ErrUnknownKey, ErrInvalidArgument, …), an error wrapping
+// ErrInvalidArgument when the database cannot change keys, and
+// idforge.ErrClosed after Close.
+func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	u, ok := s.db.(idforge.KeyUpdater)
+	if !ok {
+		return fmt.Errorf("%w: the database behind Redis cannot change keys", idforge.ErrInvalidArgument)
+	}
+	if err := u.UpdateKey(ctx, name, step, description); err != nil {
+		return err
+	}
+	if step > 0 && s.redisUsable() {
+		if err := setStep.runOnce(ctx, s.rdb, []string{s.hashKey(name)}, step).Err(); err != nil && ctx.Err() == nil {
+			s.redisFailed(err)
+		}
+	}
+	return nil
+}

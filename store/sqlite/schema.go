@@ -122,6 +122,8 @@ UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
 
 	InsertSegment: `INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
 	InsertOther:   `INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?1, ?2, ?3, CURRENT_TIMESTAMP)`,
+	UpdateSegment: `UPDATE leaf_alloc SET step = ?1, %s = ?2, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?3`,
+	UpdateOther:   `UPDATE idforge_keys SET description = ?1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?2`,
 
 	Serial:       `SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?1`,
 	Serials:      `SELECT name, template, time_zone, description, update_time FROM idforge_serials`,

@@ -84,6 +84,7 @@ func RunWith(t *testing.T, open func(t *testing.T) idforge.Store, opts Options) 
 		{"ReturnSegment", testReturnSegment},
 		{"ReturnRace", testReturnRace},
 		{"Migrate", testMigrate},
+		{"UpdateKey", testUpdateKey},
 		{"SerialCreate", testSerialCreate},
 		{"SerialsSorted", testSerialsSorted},
 		{"SerialNameTaken", testSerialNameTaken},

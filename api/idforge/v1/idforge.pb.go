@@ -1049,6 +1049,132 @@ func (x *GetKeyRequest) GetKey() string {
 	return ""
 }
 
+// UpdateKeyRequest changes what it sets; a field left unset is left as
+// it is.
+type UpdateKeyRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// step is a segment key's stored step, 1 to 2^31-1.
+	Step *int64 `protobuf:"varint,2,opt,name=step,proto3,oneof" json:"step,omitempty"`
+	// description is free text, at most 256 bytes of UTF-8; "" clears it.
+	Description *string `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
+	// min_step and max_step are a segment key's own adaptive-step bounds;
+	// 0 falls back to the node's.
+	MinStep       *int64 `protobuf:"varint,4,opt,name=min_step,json=minStep,proto3,oneof" json:"min_step,omitempty"`
+	MaxStep       *int64 `protobuf:"varint,5,opt,name=max_step,json=maxStep,proto3,oneof" json:"max_step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateKeyRequest) Reset() {
+	*x = UpdateKeyRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateKeyRequest) ProtoMessage() {}
+
+func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
+func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *UpdateKeyRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetStep() int64 {
+	if x != nil && x.Step != nil {
+		return *x.Step
+	}
+	return 0
+}
+
+func (x *UpdateKeyRequest) GetDescription() string {
+	if x != nil && x.Description != nil {
+		return *x.Description
+	}
+	return ""
+}
+
+func (x *UpdateKeyRequest) GetMinStep() int64 {
+	if x != nil && x.MinStep != nil {
+		return *x.MinStep
+	}
+	return 0
+}
+
+func (x *UpdateKeyRequest) GetMaxStep() int64 {
+	if x != nil && x.MaxStep != nil {
+		return *x.MaxStep
+	}
+	return 0
+}
+
+type RetireKeyRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RetireKeyRequest) Reset() {
+	*x = RetireKeyRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RetireKeyRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RetireKeyRequest) ProtoMessage() {}
+
+func (x *RetireKeyRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RetireKeyRequest.ProtoReflect.Descriptor instead.
+func (*RetireKeyRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *RetireKeyRequest) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
 type ListKeysRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1057,7 +1183,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1069,7 +1195,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1082,7 +1208,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
 }
 
 type ListKeysResponse struct {
@@ -1097,7 +1223,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1109,7 +1235,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1122,7 +1248,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListKeysResponse) GetKeys() []*Key {
@@ -1154,14 +1280,20 @@ type Key struct {
 	Updated *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=updated,proto3" json:"updated,omitempty"`
 	// segment is this node's allocator state; absent when the node has not
 	// issued from the key.
-	Segment       *SegmentState `protobuf:"bytes,7,opt,name=segment,proto3" json:"segment,omitempty"`
+	Segment *SegmentState `protobuf:"bytes,7,opt,name=segment,proto3" json:"segment,omitempty"`
+	// retired marks a retired key (RetireKey): it issues nothing.
+	Retired bool `protobuf:"varint,16,opt,name=retired,proto3" json:"retired,omitempty"`
+	// min_step and max_step are a segment key's own adaptive-step bounds
+	// (UpdateKey); 0: the node's.
+	MinStep       int64 `protobuf:"varint,17,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
+	MaxStep       int64 `protobuf:"varint,18,opt,name=max_step,json=maxStep,proto3" json:"max_step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Key) Reset() {
 	*x = Key{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1305,7 @@ func (x *Key) String() string {
 func (*Key) ProtoMessage() {}
 
 func (x *Key) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1318,7 @@ func (x *Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Key.ProtoReflect.Descriptor instead.
 func (*Key) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Key) GetKey() string {
@@ -1238,6 +1370,27 @@ func (x *Key) GetSegment() *SegmentState {
 	return nil
 }
 
+func (x *Key) GetRetired() bool {
+	if x != nil {
+		return x.Retired
+	}
+	return false
+}
+
+func (x *Key) GetMinStep() int64 {
+	if x != nil {
+		return x.MinStep
+	}
+	return 0
+}
+
+func (x *Key) GetMaxStep() int64 {
+	if x != nil {
+		return x.MaxStep
+	}
+	return 0
+}
+
 // Range is the half-open range [start, end).
 type Range struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1249,7 +1402,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1414,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1427,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Range) GetStart() int64 {
@@ -1315,7 +1468,7 @@ type SegmentState struct {
 
 func (x *SegmentState) Reset() {
 	*x = SegmentState{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1480,7 @@ func (x *SegmentState) String() string {
 func (*SegmentState) ProtoMessage() {}
 
 func (x *SegmentState) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1493,7 @@ func (x *SegmentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentState.ProtoReflect.Descriptor instead.
 func (*SegmentState) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *SegmentState) GetCurrent() *Range {
@@ -1412,7 +1565,7 @@ type SnowflakeInfo struct {
 
 func (x *SnowflakeInfo) Reset() {
 	*x = SnowflakeInfo{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1577,7 @@ func (x *SnowflakeInfo) String() string {
 func (*SnowflakeInfo) ProtoMessage() {}
 
 func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1590,7 @@ func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnowflakeInfo.ProtoReflect.Descriptor instead.
 func (*SnowflakeInfo) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SnowflakeInfo) GetLayout() string {
@@ -1484,7 +1637,7 @@ type DefineRequest struct {
 
 func (x *DefineRequest) Reset() {
 	*x = DefineRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1496,7 +1649,7 @@ func (x *DefineRequest) String() string {
 func (*DefineRequest) ProtoMessage() {}
 
 func (x *DefineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1509,7 +1662,7 @@ func (x *DefineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefineRequest.ProtoReflect.Descriptor instead.
 func (*DefineRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DefineRequest) GetName() string {
@@ -1542,7 +1695,7 @@ type DefinitionName struct {
 
 func (x *DefinitionName) Reset() {
 	*x = DefinitionName{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1707,7 @@ func (x *DefinitionName) String() string {
 func (*DefinitionName) ProtoMessage() {}
 
 func (x *DefinitionName) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1720,7 @@ func (x *DefinitionName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionName.ProtoReflect.Descriptor instead.
 func (*DefinitionName) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DefinitionName) GetName() string {
@@ -1585,7 +1738,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1597,7 +1750,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1610,7 +1763,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
 }
 
 type ListDefinitionsResponse struct {
@@ -1623,7 +1776,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1635,7 +1788,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1648,7 +1801,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListDefinitionsResponse) GetDefinitions() []*Definition {
@@ -1681,7 +1834,7 @@ type Definition struct {
 
 func (x *Definition) Reset() {
 	*x = Definition{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1693,7 +1846,7 @@ func (x *Definition) String() string {
 func (*Definition) ProtoMessage() {}
 
 func (x *Definition) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1706,7 +1859,7 @@ func (x *Definition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Definition.ProtoReflect.Descriptor instead.
 func (*Definition) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Definition) GetName() string {
@@ -1839,11 +1992,23 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x05_stepB\b\n" +
 	"\x06_startJ\x04\b\x06\x10\x10\"!\n" +
 	"\rGetKeyRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"\xd7\x01\n" +
+	"\x10UpdateKeyRequest\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x17\n" +
+	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12%\n" +
+	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01\x12\x1e\n" +
+	"\bmin_step\x18\x04 \x01(\x03H\x02R\aminStep\x88\x01\x01\x12\x1e\n" +
+	"\bmax_step\x18\x05 \x01(\x03H\x03R\amaxStep\x88\x01\x01B\a\n" +
+	"\x05_stepB\x0e\n" +
+	"\f_descriptionB\v\n" +
+	"\t_min_stepB\v\n" +
+	"\t_max_step\"$\n" +
+	"\x10RetireKeyRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"\x11\n" +
 	"\x0fListKeysRequest\"p\n" +
 	"\x10ListKeysResponse\x12#\n" +
 	"\x04keys\x18\x01 \x03(\v2\x0f.idforge.v1.KeyR\x04keys\x127\n" +
-	"\tsnowflake\x18\x02 \x01(\v2\x19.idforge.v1.SnowflakeInfoR\tsnowflake\"\x86\x02\n" +
+	"\tsnowflake\x18\x02 \x01(\v2\x19.idforge.v1.SnowflakeInfoR\tsnowflake\"\xd6\x02\n" +
 	"\x03Key\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\bstrategy\x18\x02 \x01(\x0e2\x14.idforge.v1.StrategyR\bstrategy\x12\x12\n" +
@@ -1851,7 +2016,10 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x06max_id\x18\x04 \x01(\x03R\x05maxId\x12 \n" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\x124\n" +
 	"\aupdated\x18\x06 \x01(\v2\x1a.google.protobuf.TimestampR\aupdated\x122\n" +
-	"\asegment\x18\a \x01(\v2\x18.idforge.v1.SegmentStateR\asegmentJ\x04\b\b\x10\x10\"/\n" +
+	"\asegment\x18\a \x01(\v2\x18.idforge.v1.SegmentStateR\asegment\x12\x18\n" +
+	"\aretired\x18\x10 \x01(\bR\aretired\x12\x19\n" +
+	"\bmin_step\x18\x11 \x01(\x03R\aminStep\x12\x19\n" +
+	"\bmax_step\x18\x12 \x01(\x03R\amaxStepJ\x04\b\b\x10\x10\"/\n" +
 	"\x05Range\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\xfd\x01\n" +
@@ -1896,7 +2064,8 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x12STRATEGY_SNOWFLAKE\x10\x02\x12\x13\n" +
 	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
 	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
-	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xea\t\n" +
+	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xe2\n" +
+	"\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +
@@ -1908,7 +2077,9 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x04Make\x12\x17.idforge.v1.MakeRequest\x1a\x18.idforge.v1.MakeResponse\x12:\n" +
 	"\tCreateKey\x12\x1c.idforge.v1.CreateKeyRequest\x1a\x0f.idforge.v1.Key\x124\n" +
 	"\x06GetKey\x12\x19.idforge.v1.GetKeyRequest\x1a\x0f.idforge.v1.Key\x12E\n" +
-	"\bListKeys\x12\x1b.idforge.v1.ListKeysRequest\x1a\x1c.idforge.v1.ListKeysResponse\x12A\n" +
+	"\bListKeys\x12\x1b.idforge.v1.ListKeysRequest\x1a\x1c.idforge.v1.ListKeysResponse\x12:\n" +
+	"\tUpdateKey\x12\x1c.idforge.v1.UpdateKeyRequest\x1a\x0f.idforge.v1.Key\x12:\n" +
+	"\tRetireKey\x12\x1c.idforge.v1.RetireKeyRequest\x1a\x0f.idforge.v1.Key\x12A\n" +
 	"\fCreateSource\x12\x19.idforge.v1.DefineRequest\x1a\x16.idforge.v1.Definition\x12?\n" +
 	"\tGetSource\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12V\n" +
 	"\vListSources\x12\".idforge.v1.ListDefinitionsRequest\x1a#.idforge.v1.ListDefinitionsResponse\x12B\n" +
@@ -1932,7 +2103,7 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 }
 
 var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_idforge_v1_idforge_proto_goTypes = []any{
 	(Strategy)(0),                   // 0: idforge.v1.Strategy
 	(*NextRequest)(nil),             // 1: idforge.v1.NextRequest
@@ -1951,40 +2122,42 @@ var file_idforge_v1_idforge_proto_goTypes = []any{
 	(*MakeResponse)(nil),            // 14: idforge.v1.MakeResponse
 	(*CreateKeyRequest)(nil),        // 15: idforge.v1.CreateKeyRequest
 	(*GetKeyRequest)(nil),           // 16: idforge.v1.GetKeyRequest
-	(*ListKeysRequest)(nil),         // 17: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 18: idforge.v1.ListKeysResponse
-	(*Key)(nil),                     // 19: idforge.v1.Key
-	(*Range)(nil),                   // 20: idforge.v1.Range
-	(*SegmentState)(nil),            // 21: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),           // 22: idforge.v1.SnowflakeInfo
-	(*DefineRequest)(nil),           // 23: idforge.v1.DefineRequest
-	(*DefinitionName)(nil),          // 24: idforge.v1.DefinitionName
-	(*ListDefinitionsRequest)(nil),  // 25: idforge.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 26: idforge.v1.ListDefinitionsResponse
-	(*Definition)(nil),              // 27: idforge.v1.Definition
-	nil,                             // 28: idforge.v1.NextSerialRequest.ParamsEntry
-	nil,                             // 29: idforge.v1.ExplainResponse.FixedEntry
-	nil,                             // 30: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil),   // 31: google.protobuf.Timestamp
+	(*UpdateKeyRequest)(nil),        // 17: idforge.v1.UpdateKeyRequest
+	(*RetireKeyRequest)(nil),        // 18: idforge.v1.RetireKeyRequest
+	(*ListKeysRequest)(nil),         // 19: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 20: idforge.v1.ListKeysResponse
+	(*Key)(nil),                     // 21: idforge.v1.Key
+	(*Range)(nil),                   // 22: idforge.v1.Range
+	(*SegmentState)(nil),            // 23: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),           // 24: idforge.v1.SnowflakeInfo
+	(*DefineRequest)(nil),           // 25: idforge.v1.DefineRequest
+	(*DefinitionName)(nil),          // 26: idforge.v1.DefinitionName
+	(*ListDefinitionsRequest)(nil),  // 27: idforge.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 28: idforge.v1.ListDefinitionsResponse
+	(*Definition)(nil),              // 29: idforge.v1.Definition
+	nil,                             // 30: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                             // 31: idforge.v1.ExplainResponse.FixedEntry
+	nil,                             // 32: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	28, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
-	31, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	29, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	31, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	31, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	30, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	30, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	33, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	31, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	33, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	33, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	32, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
 	0,  // 6: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
-	19, // 7: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
-	22, // 8: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
+	21, // 7: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
+	24, // 8: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
 	0,  // 9: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	31, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
-	21, // 11: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
-	20, // 12: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
-	20, // 13: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	31, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	27, // 15: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
-	31, // 16: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
+	33, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	23, // 11: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
+	22, // 12: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
+	22, // 13: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
+	33, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	29, // 15: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
+	33, // 16: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
 	1,  // 17: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
 	3,  // 18: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
 	5,  // 19: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
@@ -1994,35 +2167,39 @@ var file_idforge_v1_idforge_proto_depIdxs = []int32{
 	13, // 23: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
 	15, // 24: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
 	16, // 25: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	17, // 26: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	23, // 27: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
-	24, // 28: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
-	25, // 29: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
-	24, // 30: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
-	23, // 31: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
-	24, // 32: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
-	25, // 33: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
-	24, // 34: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
-	2,  // 35: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	4,  // 36: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	6,  // 37: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	8,  // 38: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	10, // 39: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	12, // 40: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	14, // 41: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	19, // 42: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	19, // 43: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	18, // 44: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	27, // 45: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
-	27, // 46: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
-	26, // 47: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
-	27, // 48: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
-	27, // 49: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
-	27, // 50: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
-	26, // 51: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
-	27, // 52: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
-	35, // [35:53] is the sub-list for method output_type
-	17, // [17:35] is the sub-list for method input_type
+	19, // 26: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	17, // 27: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
+	18, // 28: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
+	25, // 29: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
+	26, // 30: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
+	27, // 31: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
+	26, // 32: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
+	25, // 33: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
+	26, // 34: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
+	27, // 35: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
+	26, // 36: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
+	2,  // 37: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	4,  // 38: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	6,  // 39: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	8,  // 40: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	10, // 41: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	12, // 42: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	14, // 43: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	21, // 44: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	21, // 45: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	20, // 46: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	21, // 47: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	21, // 48: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	29, // 49: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	29, // 50: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	28, // 51: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 52: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	29, // 53: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	29, // 54: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	28, // 55: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 56: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	37, // [37:57] is the sub-list for method output_type
+	17, // [17:37] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name
@@ -2034,13 +2211,14 @@ func file_idforge_v1_idforge_proto_init() {
 		return
 	}
 	file_idforge_v1_idforge_proto_msgTypes[14].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

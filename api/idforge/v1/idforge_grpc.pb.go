@@ -57,6 +57,8 @@ const (
 	IDForge_CreateKey_FullMethodName     = "/idforge.v1.IDForge/CreateKey"
 	IDForge_GetKey_FullMethodName        = "/idforge.v1.IDForge/GetKey"
 	IDForge_ListKeys_FullMethodName      = "/idforge.v1.IDForge/ListKeys"
+	IDForge_UpdateKey_FullMethodName     = "/idforge.v1.IDForge/UpdateKey"
+	IDForge_RetireKey_FullMethodName     = "/idforge.v1.IDForge/RetireKey"
 	IDForge_CreateSource_FullMethodName  = "/idforge.v1.IDForge/CreateSource"
 	IDForge_GetSource_FullMethodName     = "/idforge.v1.IDForge/GetSource"
 	IDForge_ListSources_FullMethodName   = "/idforge.v1.IDForge/ListSources"
@@ -114,6 +116,13 @@ type IDForgeClient interface {
 	// ListKeys returns every key and the node's snowflake generator
 	// (GET /v1/keys).
 	ListKeys(ctx context.Context, in *ListKeysRequest, opts ...grpc.CallOption) (*ListKeysResponse, error)
+	// UpdateKey changes a key's step, description and own adaptive-step
+	// bounds, never its max_id (PATCH /v1/keys/{key}; admin right).
+	UpdateKey(ctx context.Context, in *UpdateKeyRequest, opts ...grpc.CallOption) (*Key, error)
+	// RetireKey retires a key: it issues nothing more (FAILED_PRECONDITION,
+	// retired), its name is never created again and its max_id never goes
+	// down (DELETE /v1/keys/{key}; admin right). It returns the key.
+	RetireKey(ctx context.Context, in *RetireKeyRequest, opts ...grpc.CallOption) (*Key, error)
 	// CreateSource defines a sequence source kept in the store, served by
 	// every node sharing it without a restart (POST /v1/sources). It is
 	// checked first: the URL scheme is known, the backend answers, the
@@ -252,6 +261,26 @@ func (c *iDForgeClient) ListKeys(ctx context.Context, in *ListKeysRequest, opts 
 	return out, nil
 }
 
+func (c *iDForgeClient) UpdateKey(ctx context.Context, in *UpdateKeyRequest, opts ...grpc.CallOption) (*Key, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Key)
+	err := c.cc.Invoke(ctx, IDForge_UpdateKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) RetireKey(ctx context.Context, in *RetireKeyRequest, opts ...grpc.CallOption) (*Key, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Key)
+	err := c.cc.Invoke(ctx, IDForge_RetireKey_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *iDForgeClient) CreateSource(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Definition)
@@ -379,6 +408,13 @@ type IDForgeServer interface {
 	// ListKeys returns every key and the node's snowflake generator
 	// (GET /v1/keys).
 	ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error)
+	// UpdateKey changes a key's step, description and own adaptive-step
+	// bounds, never its max_id (PATCH /v1/keys/{key}; admin right).
+	UpdateKey(context.Context, *UpdateKeyRequest) (*Key, error)
+	// RetireKey retires a key: it issues nothing more (FAILED_PRECONDITION,
+	// retired), its name is never created again and its max_id never goes
+	// down (DELETE /v1/keys/{key}; admin right). It returns the key.
+	RetireKey(context.Context, *RetireKeyRequest) (*Key, error)
 	// CreateSource defines a sequence source kept in the store, served by
 	// every node sharing it without a restart (POST /v1/sources). It is
 	// checked first: the URL scheme is known, the backend answers, the
@@ -437,6 +473,12 @@ func (UnimplementedIDForgeServer) GetKey(context.Context, *GetKeyRequest) (*Key,
 }
 func (UnimplementedIDForgeServer) ListKeys(context.Context, *ListKeysRequest) (*ListKeysResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListKeys not implemented")
+}
+func (UnimplementedIDForgeServer) UpdateKey(context.Context, *UpdateKeyRequest) (*Key, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateKey not implemented")
+}
+func (UnimplementedIDForgeServer) RetireKey(context.Context, *RetireKeyRequest) (*Key, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetireKey not implemented")
 }
 func (UnimplementedIDForgeServer) CreateSource(context.Context, *DefineRequest) (*Definition, error) {
 	return nil, status.Error(codes.Unimplemented, "method CreateSource not implemented")
@@ -656,6 +698,42 @@ func _IDForge_ListKeys_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IDForge_UpdateKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).UpdateKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_UpdateKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).UpdateKey(ctx, req.(*UpdateKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_RetireKey_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RetireKeyRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).RetireKey(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_RetireKey_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).RetireKey(ctx, req.(*RetireKeyRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _IDForge_CreateSource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(DefineRequest)
 	if err := dec(in); err != nil {
@@ -842,6 +920,14 @@ var IDForge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListKeys",
 			Handler:    _IDForge_ListKeys_Handler,
+		},
+		{
+			MethodName: "UpdateKey",
+			Handler:    _IDForge_UpdateKey_Handler,
+		},
+		{
+			MethodName: "RetireKey",
+			Handler:    _IDForge_RetireKey_Handler,
 		},
 		{
 			MethodName: "CreateSource",

@@ -134,6 +134,12 @@ type Statements struct {
 	// description; %s is the description column, quoted); InsertOther an
 	// idforge_keys row (name, strategy, description).
 	InsertSegment, InsertOther string
+	// UpdateSegment sets a leaf_alloc row's step and description (step,
+	// description, key; %s is the description column, quoted), never its
+	// max_id; UpdateOther an idforge_keys row's description
+	// (description, key). Their affected-row counts must count a
+	// matched row also when nothing changes.
+	UpdateSegment, UpdateOther string
 
 	// Serial (name) and Serials read name, template, time_zone,
 	// description and update_time from idforge_serials; InsertSerial adds
@@ -227,6 +233,7 @@ type Store struct {
 var (
 	_ store.Backend            = (*Store)(nil)
 	_ idforge.FailoverRepairer = (*Store)(nil)
+	_ idforge.KeyUpdater       = (*Store)(nil)
 )
 
 // schema is what Open learnt about leaf_alloc: the statements naming its
@@ -237,6 +244,7 @@ type schema struct {
 	fenced                            bool
 	claimStored, claimStep, read, key statement
 	keysSQL, insertSegmentSQL         string
+	updateSegmentSQL                  string
 }
 
 // statement is one of the statements Dialect.Prepare is about: prepared
@@ -403,6 +411,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	sch := &schema{
 		keysSQL:          fmt.Sprintf(q.KeysSegment, desc),
 		insertSegmentSQL: fmt.Sprintf(q.InsertSegment, desc),
+		updateSegmentSQL: fmt.Sprintf(q.UpdateSegment, desc),
 	}
 	claimStored, claimStep := q.ClaimStored, q.ClaimStep
 	if s.fence != nil {

@@ -228,3 +228,41 @@ func (o *otherRow) key() idforge.Key {
 		Updated:     o.updated.Time,
 	}
 }
+
+// UpdateKey implements idforge.KeyUpdater: it sets a segment key's step
+// and description in its leaf_alloc row (never max_id), or another key's
+// description in its idforge_keys row. Errors: ErrUnknownKey when neither
+// table has the name, those of idforge.Key.ValidateUpdate, ErrClosed
+// after Close.
+func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
+	k, err := s.Key(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := k.ValidateUpdate(step, description); err != nil {
+		return err
+	}
+	ctx, cancel := s.opContext(ctx)
+	defer cancel()
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return err
+	}
+	desc := sql.NullString{String: description, Valid: description != ""}
+	var res sql.Result
+	if k.Strategy == idforge.StrategySegment {
+		res, err = s.db.ExecContext(ctx, sch.updateSegmentSQL, step, desc, k.Name)
+	} else {
+		res, err = s.db.ExecContext(ctx, s.d.SQL.UpdateOther, desc, k.Name)
+	}
+	what := fmt.Sprintf("update key %q", name)
+	if err != nil {
+		return s.wrap(ctx, err, what)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return s.wrap(ctx, err, what)
+	} else if n == 0 {
+		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
+	}
+	return nil
+}
