@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5/pgconn"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/idforge/idforge/internal/placeholder"
 )
@@ -142,6 +144,14 @@ func (d Dialect) statements() (*statements, error) {
 			return "-" + strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + " seconds"
 		}
 		s.transient = func(error) bool { return false }
+		s.schemaRace = func(err error) bool {
+			// A connection that read the catalog and must then write it
+			// while another holds the write lock gets SQLITE_BUSY at once,
+			// whatever the busy timeout: SQLite refuses to wait there, as
+			// waiting could deadlock. The other creator finishes soon.
+			var se *sqlite.Error
+			return errors.As(err, &se) && (se.Code()&0xff == sqlite3.SQLITE_BUSY || se.Code()&0xff == sqlite3.SQLITE_LOCKED)
+		}
 	default:
 		return nil, fmt.Errorf("unknown SQL dialect %q (known: mysql, postgres, sqlite)", string(d))
 	}

@@ -165,8 +165,12 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 	}
 	var err error
 	// Two PostgreSQL sessions creating the same table at once can fail
-	// although IF NOT EXISTS was given; the next attempt sees the table.
-	for range 3 {
+	// although IF NOT EXISTS was given, and SQLite can refuse to wait for
+	// another creator; the next attempt, a moment later, sees the table.
+	for attempt := range 5 {
+		if attempt > 0 {
+			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
+		}
 		if err = p.createSchema(ctx); err == nil {
 			if err = p.ensureFence(ctx); err != nil {
 				return err
