@@ -68,7 +68,7 @@ func newGRPCOptions(opts []GRPCOption) grpcOptions {
 //	Open   the health service (/grpc.health.v1.Health/…) and server reflection
 //	Issue  methods named Next…, Take… or Stream… (idforge.v1.IDForge: Next, NextBatch,
 //	       NextStrings, NextSerial, Stream)
-//	Admin  methods named Create…, Delete…, Update…, Set… or Retire… (CreateKey, UpdateKey, RetireKey, RetireSource)
+//	Admin  methods named Create…, Delete…, Update…, Set… or Retire… (CreateKey, UpdateKey, RetireKey, RetireSource, CreateQuota)
 //	Read   everything else (Explain, Make, GetKey, ListKeys)
 func DefaultMethodLevel(fullMethod string) Level {
 	if strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||

@@ -323,6 +323,10 @@ func TestDefaultMethodLevel(t *testing.T) {
 		"/idforge.v1.IDForge/Make":                                       Read,
 		"/idforge.v1.IDForge/GetKey":                                     Read,
 		"/idforge.v1.IDForge/ListKeys":                                   Read,
+		"/idforge.v1.IDForge/CreateQuota":                                Admin,
+		"/idforge.v1.IDForge/RetireQuota":                                Admin,
+		"/idforge.v1.IDForge/GetQuota":                                   Read,
+		"/idforge.v1.IDForge/ListQuotas":                                 Read,
 	} {
 		if got := DefaultMethodLevel(method); got != want {
 			t.Errorf("DefaultMethodLevel(%s) = %v, want %v", method, got, want)

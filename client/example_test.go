@@ -15,6 +15,8 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/client"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/plugin"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/server/grpcapi"
 	"github.com/idforge/idforge/server/httpapi"
 	"github.com/idforge/idforge/store/memstore"
@@ -223,4 +225,56 @@ func ExampleClient_Stream() {
 	// Output:
 	// first batch: 1 to 10000
 	// 100000 IDs
+}
+
+// Quotas over gRPC: define one on the server's quota.Manager (whose
+// Limiter is in the issuer's plugin chain), take IDs until it refuses,
+// and retire it. NewQuotas does the same over HTTP.
+func ExampleNewGRPCQuotas() {
+	ctx := context.Background()
+	st := memstore.New()
+	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
+	lim := quota.NewLimiter(nil)
+	defer lim.Close()
+	m, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet, Plugins: plugin.NewChain(nil, lim)})
+	defer iss.Close()
+	g := grpc.NewServer()
+	grpcapi.New(iss, grpcapi.Options{Logger: quiet, Quotas: m}).Register(g)
+	ln := bufconn.Listen(1 << 20)
+	go g.Serve(ln)
+	defer g.Stop()
+	dial := client.WithDialOptions(grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+		return ln.DialContext(ctx)
+	}))
+
+	q, err := client.NewGRPCQuotas("passthrough:///idforge", dial)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer q.Close()
+	def, err := q.Define(ctx, client.Quota{Name: "orders", Keys: []string{"order"}, Limit: 3, Per: "day"})
+	fmt.Println(def.Name, def.Limit, def.Per, def.Origin, err)
+
+	c, err := client.NewGRPC([]string{"passthrough:///idforge"}, dial)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+	ids, _ := c.NextN(ctx, "order", 3)
+	_, err = c.Next(ctx, "order")
+	fmt.Println(ids, errors.Is(err, idforge.ErrRejected))
+
+	def, err = q.Retire(ctx, "orders")
+	fmt.Println(def.Retired, err)
+	// Output:
+	// orders 3 day api <nil>
+	// [1 2 3] true
+	// true <nil>
 }

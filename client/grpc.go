@@ -27,6 +27,12 @@ func NewGRPC(addrs []string, opts ...Option) (Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newRemote(addrs, o, grpcConns(o))
+}
+
+// grpcConns returns how to make the gRPC connection of one node under o:
+// TLS or not, the token on every call, o's dial options.
+func grpcConns(o options) func(addr string) (conn, error) {
 	dial := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
 	if o.tls != nil {
 		dial[0] = grpc.WithTransportCredentials(credentials.NewTLS(o.tls))
@@ -35,13 +41,13 @@ func NewGRPC(addrs []string, opts ...Option) (Client, error) {
 		dial = append(dial, grpc.WithPerRPCCredentials(bearer{"Bearer " + o.token}))
 	}
 	dial = append(dial, o.dialOptions...)
-	return newRemote(addrs, o, func(addr string) (conn, error) {
+	return func(addr string) (conn, error) {
 		cc, err := grpc.NewClient(addr, dial...)
 		if err != nil {
 			return nil, fmt.Errorf("idforge client: %s: %w", addr, err)
 		}
 		return &grpcConn{addr: addr, cc: cc, api: idforgev1.NewIDForgeClient(cc)}, nil
-	})
+	}
 }
 
 // bearer sends a token as the authorization metadata of every call.

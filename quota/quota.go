@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -183,4 +184,50 @@ func FromDefinition(d idforge.Definition) (Spec, error) {
 	}
 	s.Name, s.Description, s.Retired, s.Origin = d.Name, d.Description, d.Retired, idforge.OriginAPI
 	return s, nil
+}
+
+// serverFields are the JSON fields of Spec that a gRPC DefineRequest's
+// spec leaves out: the request's own name and description, and what the
+// server says.
+var serverFields = []string{"name", "description", "origin", "retired"}
+
+// FromRequest reads a quota as the gRPC API's DefineRequest carries it:
+// spec is a JSON object of Spec's fields without name, description,
+// origin and retired ({"keys":["order-*"],"limit":1000,"per":"minute"}),
+// decoded strictly (internal/strictjson). Errors wrap
+// idforge.ErrInvalidArgument; the quota itself is checked by Validate
+// (Manager.Define).
+func FromRequest(name, spec, description string) (Spec, error) {
+	if strings.TrimSpace(spec) == "" {
+		spec = "{}"
+	}
+	var s Spec
+	if err := strictjson.Decode([]byte(spec), &s, "spec"); err != nil {
+		return Spec{}, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(spec), &fields); err != nil {
+		return Spec{}, fmt.Errorf("%w: spec: %v", idforge.ErrInvalidArgument, err)
+	}
+	for f := range fields {
+		if slices.Contains(serverFields, strings.ToLower(f)) {
+			return Spec{}, fmt.Errorf("%w: spec: %q is not a field of the spec (name and description are the request's, origin and retired the server's)",
+				idforge.ErrInvalidArgument, f)
+		}
+	}
+	s.Name, s.Description, s.Origin = name, description, idforge.OriginAPI
+	return s, nil
+}
+
+// RequestSpec returns s's fields as FromRequest reads them, without
+// name, description, origin and retired.
+func (s Spec) RequestSpec() string {
+	b, _ := json.Marshal(s)
+	var fields map[string]json.RawMessage
+	json.Unmarshal(b, &fields)
+	for _, f := range serverFields {
+		delete(fields, f)
+	}
+	b, _ = json.Marshal(fields)
+	return string(b)
 }

@@ -195,3 +195,27 @@ func TestBrokenCounterFailsClosed(t *testing.T) {
 		t.Fatalf("Before: %v", err)
 	}
 }
+
+// TestFromRequest reads the gRPC API's spec form and writes it back.
+func TestFromRequest(t *testing.T) {
+	s, err := quota.FromRequest("orders", `{"keys":["order-*"],"limit":5,"per":"minute"}`, "five a minute")
+	if err != nil || s.Name != "orders" || s.Description != "five a minute" || s.Origin != idforge.OriginAPI ||
+		s.Limit != 5 || s.Per != "minute" || len(s.Keys) != 1 {
+		t.Fatalf("FromRequest = %+v, %v", s, err)
+	}
+	s.Retired = true
+	if got, want := s.RequestSpec(), `{"keys":["order-*"],"limit":5,"per":"minute"}`; got != want {
+		t.Errorf("RequestSpec = %s, want %s", got, want)
+	}
+	for spec, want := range map[string]string{
+		`{"name":"x","limit":1,"per":"day"}`: `"name" is not a field of the spec`,
+		`{"Retired":true,"closed":true}`:     `"Retired" is not a field of the spec`,
+		`{"limit":1,"per":"day","bogus":1}`:  `bogus`,
+		`{"limit":1,"limit":2,"per":"day"}`:  `limit`,
+		`[1]`:                                `spec`,
+	} {
+		if _, err := quota.FromRequest("q", spec, ""); !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), want) {
+			t.Errorf("FromRequest(%s) = %v; want invalid_argument mentioning %q", spec, err, want)
+		}
+	}
+}

@@ -92,7 +92,7 @@ func grpcServer(n *node.Node, log *slog.Logger, authn *auth.Authenticator, tlsCo
 			grpc.ChainStreamInterceptor(authn.StreamInterceptor()))
 	}
 	g := grpc.NewServer(opts...)
-	api := grpcapi.New(n.Issuer(), grpcapi.Options{Logger: log})
+	api := grpcapi.New(n.Issuer(), grpcapi.Options{Logger: log, Quotas: n.Quotas()})
 	api.Register(g)
 	return g, api
 }

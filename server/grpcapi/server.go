@@ -15,6 +15,7 @@ import (
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/quota"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	// NextSerial call and the largest batch of a Stream. Default
 	// idforge.MaxCount. NextSerial is bounded by idforge.MaxCount as well.
 	MaxCount int
+	// Quotas, when set, are administered by CreateQuota, GetQuota,
+	// ListQuotas and RetireQuota; without it those answer UNIMPLEMENTED.
+	Quotas *quota.Manager
 }
 
 // Server implements idforgev1.IDForgeServer over an issuer.Issuer. Create
@@ -53,6 +57,7 @@ type Server struct {
 	log      *slog.Logger
 	timeout  time.Duration
 	maxCount int
+	qm       *quota.Manager
 
 	// watchEvery is how often a health Watch re-checks readiness.
 	watchEvery time.Duration
@@ -67,7 +72,7 @@ var _ idforgev1.IDForgeServer = (*Server)(nil)
 // iss: the caller closes it after the grpc.Server has stopped.
 func New(iss *issuer.Issuer, opts Options) *Server {
 	s := &Server{
-		iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, maxCount: opts.MaxCount,
+		iss: iss, log: opts.Logger, timeout: opts.RequestTimeout, maxCount: opts.MaxCount, qm: opts.Quotas,
 		watchEvery: time.Second, draining: make(chan struct{}),
 	}
 	if s.log == nil {

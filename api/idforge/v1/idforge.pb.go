@@ -1625,10 +1625,12 @@ type DefineRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name follows the rules of key names.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// spec is the JSON object of the fields of a [[sources]] or
-	// [[counters]] entry of the configuration file, without its name:
+	// spec is the JSON object of the fields of a [[sources]],
+	// [[counters]] or [[quotas]] entry of the configuration file, without
+	// its name and description:
 	// {"url":"redis://127.0.0.1:6379/0?key=qj"},
-	// {"balance":["redis://r1/0?key=b","redis://r2/0?key=b"],"expand":3}.
+	// {"balance":["redis://r1/0?key=b","redis://r2/0?key=b"],"expand":3},
+	// {"keys":["order-*"],"limit":1000,"per":"minute"}.
 	Spec          string `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1811,11 +1813,11 @@ func (x *ListDefinitionsResponse) GetDefinitions() []*Definition {
 	return nil
 }
 
-// Definition is a source or counter definition.
+// Definition is a source, counter or quota definition.
 type Definition struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// kind is "source" or "counter".
+	// kind is "source", "counter" or "quota".
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// spec is as in DefineRequest, passwords in URLs redacted.
 	Spec        string `protobuf:"bytes,3,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -1823,8 +1825,8 @@ type Definition struct {
 	// origin is "file" (the configuration file) or "api" (kept in the
 	// store).
 	Origin string `protobuf:"bytes,5,opt,name=origin,proto3" json:"origin,omitempty"`
-	// retired: it issues nothing on any node, and its name is never used
-	// again.
+	// retired: out of service on every node (a quota refuses nothing
+	// more), and its name is never used again.
 	Retired bool `protobuf:"varint,6,opt,name=retired,proto3" json:"retired,omitempty"`
 	// updated is when it last changed; absent for the file's.
 	Updated       *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=updated,proto3" json:"updated,omitempty"`
@@ -2064,8 +2066,7 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x12STRATEGY_SNOWFLAKE\x10\x02\x12\x13\n" +
 	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
 	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
-	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xe2\n" +
-	"\n" +
+	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xfe\f\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +
@@ -2088,7 +2089,12 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\n" +
 	"GetCounter\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12W\n" +
 	"\fListCounters\x12\".idforge.v1.ListDefinitionsRequest\x1a#.idforge.v1.ListDefinitionsResponse\x12C\n" +
-	"\rRetireCounter\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.DefinitionB5Z3github.com/idforge/idforge/api/idforge/v1;idforgev1b\x06proto3"
+	"\rRetireCounter\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12@\n" +
+	"\vCreateQuota\x12\x19.idforge.v1.DefineRequest\x1a\x16.idforge.v1.Definition\x12>\n" +
+	"\bGetQuota\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.Definition\x12U\n" +
+	"\n" +
+	"ListQuotas\x12\".idforge.v1.ListDefinitionsRequest\x1a#.idforge.v1.ListDefinitionsResponse\x12A\n" +
+	"\vRetireQuota\x12\x1a.idforge.v1.DefinitionName\x1a\x16.idforge.v1.DefinitionB5Z3github.com/idforge/idforge/api/idforge/v1;idforgev1b\x06proto3"
 
 var (
 	file_idforge_v1_idforge_proto_rawDescOnce sync.Once
@@ -2178,28 +2184,36 @@ var file_idforge_v1_idforge_proto_depIdxs = []int32{
 	26, // 34: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
 	27, // 35: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
 	26, // 36: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
-	2,  // 37: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	4,  // 38: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	6,  // 39: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	8,  // 40: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	10, // 41: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	12, // 42: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	14, // 43: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	21, // 44: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	21, // 45: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	20, // 46: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	21, // 47: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
-	21, // 48: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
-	29, // 49: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
-	29, // 50: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
-	28, // 51: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
-	29, // 52: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
-	29, // 53: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
-	29, // 54: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
-	28, // 55: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
-	29, // 56: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
-	37, // [37:57] is the sub-list for method output_type
-	17, // [17:37] is the sub-list for method input_type
+	25, // 37: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
+	26, // 38: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
+	27, // 39: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
+	26, // 40: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
+	2,  // 41: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	4,  // 42: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	6,  // 43: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	8,  // 44: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	10, // 45: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	12, // 46: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	14, // 47: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	21, // 48: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	21, // 49: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	20, // 50: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	21, // 51: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	21, // 52: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	29, // 53: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	29, // 54: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	28, // 55: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 56: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	29, // 57: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	29, // 58: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	28, // 59: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 60: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	29, // 61: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
+	29, // 62: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
+	28, // 63: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
+	29, // 64: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
+	41, // [41:65] is the sub-list for method output_type
+	17, // [17:41] is the sub-list for method input_type
 	17, // [17:17] is the sub-list for extension type_name
 	17, // [17:17] is the sub-list for extension extendee
 	0,  // [0:17] is the sub-list for field type_name

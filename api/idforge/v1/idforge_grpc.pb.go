@@ -67,6 +67,10 @@ const (
 	IDForge_GetCounter_FullMethodName    = "/idforge.v1.IDForge/GetCounter"
 	IDForge_ListCounters_FullMethodName  = "/idforge.v1.IDForge/ListCounters"
 	IDForge_RetireCounter_FullMethodName = "/idforge.v1.IDForge/RetireCounter"
+	IDForge_CreateQuota_FullMethodName   = "/idforge.v1.IDForge/CreateQuota"
+	IDForge_GetQuota_FullMethodName      = "/idforge.v1.IDForge/GetQuota"
+	IDForge_ListQuotas_FullMethodName    = "/idforge.v1.IDForge/ListQuotas"
+	IDForge_RetireQuota_FullMethodName   = "/idforge.v1.IDForge/RetireQuota"
 )
 
 // IDForgeClient is the client API for IDForge service.
@@ -142,6 +146,19 @@ type IDForgeClient interface {
 	GetCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
 	ListCounters(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error)
 	RetireCounter(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
+	// CreateQuota defines a quota kept in the store, applied by every node
+	// sharing it at its next refresh (POST /v1/quotas). The spec holds the
+	// quota's fields but its name and description, e.g.
+	// {"keys":["order-*"],"limit":1000,"per":"minute"}; a bad one (a limit
+	// of zero or less, an unknown period…) is INVALID_ARGUMENT naming what
+	// is wrong. A call the quota refuses is FAILED_PRECONDITION, rejected,
+	// and consumes nothing.
+	CreateQuota(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error)
+	// GetQuota, ListQuotas and RetireQuota are as for sources
+	// (/v1/quotas): a retired quota refuses nothing more.
+	GetQuota(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
+	ListQuotas(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error)
+	RetireQuota(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error)
 }
 
 type iDForgeClient struct {
@@ -361,6 +378,46 @@ func (c *iDForgeClient) RetireCounter(ctx context.Context, in *DefinitionName, o
 	return out, nil
 }
 
+func (c *iDForgeClient) CreateQuota(ctx context.Context, in *DefineRequest, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_CreateQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) GetQuota(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_GetQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) ListQuotas(ctx context.Context, in *ListDefinitionsRequest, opts ...grpc.CallOption) (*ListDefinitionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListDefinitionsResponse)
+	err := c.cc.Invoke(ctx, IDForge_ListQuotas_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) RetireQuota(ctx context.Context, in *DefinitionName, opts ...grpc.CallOption) (*Definition, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Definition)
+	err := c.cc.Invoke(ctx, IDForge_RetireQuota_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // IDForgeServer is the server API for IDForge service.
 // All implementations must embed UnimplementedIDForgeServer
 // for forward compatibility.
@@ -434,6 +491,19 @@ type IDForgeServer interface {
 	GetCounter(context.Context, *DefinitionName) (*Definition, error)
 	ListCounters(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error)
 	RetireCounter(context.Context, *DefinitionName) (*Definition, error)
+	// CreateQuota defines a quota kept in the store, applied by every node
+	// sharing it at its next refresh (POST /v1/quotas). The spec holds the
+	// quota's fields but its name and description, e.g.
+	// {"keys":["order-*"],"limit":1000,"per":"minute"}; a bad one (a limit
+	// of zero or less, an unknown period…) is INVALID_ARGUMENT naming what
+	// is wrong. A call the quota refuses is FAILED_PRECONDITION, rejected,
+	// and consumes nothing.
+	CreateQuota(context.Context, *DefineRequest) (*Definition, error)
+	// GetQuota, ListQuotas and RetireQuota are as for sources
+	// (/v1/quotas): a retired quota refuses nothing more.
+	GetQuota(context.Context, *DefinitionName) (*Definition, error)
+	ListQuotas(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error)
+	RetireQuota(context.Context, *DefinitionName) (*Definition, error)
 	mustEmbedUnimplementedIDForgeServer()
 }
 
@@ -503,6 +573,18 @@ func (UnimplementedIDForgeServer) ListCounters(context.Context, *ListDefinitions
 }
 func (UnimplementedIDForgeServer) RetireCounter(context.Context, *DefinitionName) (*Definition, error) {
 	return nil, status.Error(codes.Unimplemented, "method RetireCounter not implemented")
+}
+func (UnimplementedIDForgeServer) CreateQuota(context.Context, *DefineRequest) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateQuota not implemented")
+}
+func (UnimplementedIDForgeServer) GetQuota(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetQuota not implemented")
+}
+func (UnimplementedIDForgeServer) ListQuotas(context.Context, *ListDefinitionsRequest) (*ListDefinitionsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListQuotas not implemented")
+}
+func (UnimplementedIDForgeServer) RetireQuota(context.Context, *DefinitionName) (*Definition, error) {
+	return nil, status.Error(codes.Unimplemented, "method RetireQuota not implemented")
 }
 func (UnimplementedIDForgeServer) mustEmbedUnimplementedIDForgeServer() {}
 func (UnimplementedIDForgeServer) testEmbeddedByValue()                 {}
@@ -878,6 +960,78 @@ func _IDForge_RetireCounter_Handler(srv interface{}, ctx context.Context, dec fu
 	return interceptor(ctx, in, info, handler)
 }
 
+func _IDForge_CreateQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefineRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).CreateQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_CreateQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).CreateQuota(ctx, req.(*DefineRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_GetQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).GetQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_GetQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).GetQuota(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_ListQuotas_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListDefinitionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).ListQuotas(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_ListQuotas_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).ListQuotas(ctx, req.(*ListDefinitionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_RetireQuota_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DefinitionName)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).RetireQuota(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_RetireQuota_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).RetireQuota(ctx, req.(*DefinitionName))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // IDForge_ServiceDesc is the grpc.ServiceDesc for IDForge service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -960,6 +1114,22 @@ var IDForge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "RetireCounter",
 			Handler:    _IDForge_RetireCounter_Handler,
+		},
+		{
+			MethodName: "CreateQuota",
+			Handler:    _IDForge_CreateQuota_Handler,
+		},
+		{
+			MethodName: "GetQuota",
+			Handler:    _IDForge_GetQuota_Handler,
+		},
+		{
+			MethodName: "ListQuotas",
+			Handler:    _IDForge_ListQuotas_Handler,
+		},
+		{
+			MethodName: "RetireQuota",
+			Handler:    _IDForge_RetireQuota_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
