@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/sequence"
 )
@@ -217,6 +218,15 @@ func FromRequest(name, spec, description string) (Spec, error) {
 	}
 	s.Name, s.Description, s.Origin = name, description, idforge.OriginAPI
 	return s, nil
+}
+
+// Redacted returns s as the API shows it: its counter URL without the
+// password.
+func (s Spec) Redacted() Spec {
+	if s.Counter != "" {
+		s.Counter = dsn.RedactedString(s.Counter)
+	}
+	return s
 }
 
 // RequestSpec returns s's fields as FromRequest reads them, without

@@ -6,7 +6,6 @@ import (
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/quota"
 )
 
@@ -96,9 +95,7 @@ func (s *Server) quotaManager() (*quota.Manager, error) {
 // toQuotaDefinition shows a quota as a Definition, the password of its
 // counter URL redacted.
 func toQuotaDefinition(q quota.Spec) *idforgev1.Definition {
-	if q.Counter != "" {
-		q.Counter = dsn.RedactedString(q.Counter)
-	}
+	q = q.Redacted()
 	return &idforgev1.Definition{Name: q.Name, Kind: quota.Kind, Spec: q.RequestSpec(), Description: q.Description,
 		Origin: q.Origin, Retired: q.Retired}
 }

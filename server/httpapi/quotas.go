@@ -30,16 +30,17 @@ func (h *handler) quotas(c v1Call) (any, error) {
 			return nil, err
 		}
 		s.Origin, s.Retired = idforge.OriginAPI, false
-		return created{s}, m.Define(c.ctx, s)
+		return created{s.Redacted()}, m.Define(c.ctx, s)
 	}
 	list, err := m.Quotas(c.ctx)
 	if err != nil {
 		return nil, err
 	}
-	if list == nil {
-		list = []quota.Spec{}
+	shown := make([]quota.Spec, len(list))
+	for i, q := range list {
+		shown[i] = q.Redacted()
 	}
-	return map[string]any{"quotas": list}, nil
+	return map[string]any{"quotas": shown}, nil
 }
 
 // quota serves GET /v1/quotas/{name} and DELETE (retire it: it refuses
@@ -58,5 +59,6 @@ func (h *handler) quota(c v1Call) (any, error) {
 			return nil, err
 		}
 	}
-	return m.Quota(c.ctx, name)
+	q, err := m.Quota(c.ctx, name)
+	return q.Redacted(), err
 }
