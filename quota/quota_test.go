@@ -222,7 +222,7 @@ func TestFromRequest(t *testing.T) {
 
 // The API shows a quota's counter URL without its password.
 func TestRedactedHidesTheCounterPassword(t *testing.T) {
-	s := Spec{Name: "q", Limit: 1, Per: "day", Counter: "redis://:hunter2@10.0.0.1:6379/0"}
+	s := quota.Spec{Name: "q", Limit: 1, Per: "day", Counter: "redis://:hunter2@10.0.0.1:6379/0"}
 	r := s.Redacted()
 	if strings.Contains(r.Counter, "hunter2") || !strings.Contains(r.Counter, "10.0.0.1") || s.Counter != "redis://:hunter2@10.0.0.1:6379/0" {
 		t.Fatalf("Redacted: %q (from %q)", r.Counter, s.Counter)
