@@ -25,23 +25,7 @@ func benchServer(b *testing.B) idforgev1.IDForgeClient {
 	st := memstore.New()
 	st.CreateKey(context.Background(), idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: idforge.MaxStep, MaxID: 1})
 	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet, Segment: segment.Settings{MaxStep: 100_000_000}})
-	g := grpc.NewServer()
-	New(iss, Options{Logger: quiet}).Register(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go g.Serve(ln)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		conn.Close()
-		g.Stop()
-		iss.Close()
-	})
-	c := idforgev1.NewIDForgeClient(conn)
+	c := serveTCP(b, iss)
 	if _, err := c.Next(context.Background(), &idforgev1.NextRequest{Key: "order"}); err != nil {
 		b.Fatal(err)
 	}
@@ -110,4 +94,28 @@ func BenchmarkGRPC(b *testing.B) {
 		}
 		idsPerSecond(b, int64(b.N)*1000, start)
 	})
+}
+
+// serveTCP serves iss over gRPC on a loopback TCP port (not bufconn: the
+// kernel's loopback is part of what is measured) and returns a client of
+// it; the server, the connection and iss close when tb ends.
+func serveTCP(tb testing.TB, iss *issuer.Issuer) idforgev1.IDForgeClient {
+	tb.Helper()
+	g := grpc.NewServer()
+	New(iss, Options{Logger: quiet}).Register(g)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	go g.Serve(ln)
+	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		conn.Close()
+		g.Stop()
+		iss.Close()
+	})
+	return idforgev1.NewIDForgeClient(conn)
 }

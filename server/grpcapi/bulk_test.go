@@ -40,24 +40,8 @@ func bulkServer(tb testing.TB) (idforgev1.IDForgeClient, *issuer.Issuer) {
 		tb.Fatal(err)
 	}
 	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet})
-	g := grpc.NewServer()
-	New(iss, Options{Logger: quiet}).Register(g)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	go g.Serve(ln)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() {
-		conn.Close()
-		g.Stop()
-		iss.Close()
-		st.Close()
-	})
-	return idforgev1.NewIDForgeClient(conn), iss
+	tb.Cleanup(func() { st.Close() })
+	return serveTCP(tb, iss), iss
 }
 
 // streamBulk reads messages from bulkStreams streams until msgs messages
