@@ -42,15 +42,22 @@ type Definition struct {
 // addresses; WithToken, WithTLS and WithHTTPClient apply). It makes no
 // request.
 func NewAdmin(addr string, opts ...Option) (*Admin, error) {
-	o, err := buildOptions([]string{addr}, opts)
-	if err != nil {
-		return nil, err
-	}
-	c, err := httpConns(o)(addr)
+	c, err := dialOne(addr, opts, httpConns)
 	if err != nil {
 		return nil, err
 	}
 	return &Admin{h: c.(*httpConn)}, nil
+}
+
+// dialOne makes the connection of one node, at addr, under opts, as
+// conns (httpConns, grpcConns) makes them: for the administration
+// clients, which speak to one node and never fail over.
+func dialOne(addr string, opts []Option, conns func(options) func(string) (conn, error)) (conn, error) {
+	o, err := buildOptions([]string{addr}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return conns(o)(addr)
 }
 
 // Define defines a source or counter (kind KindSource or KindCounter)

@@ -69,11 +69,7 @@ func NewGRPCQuotas(addr string, opts ...Option) (*Quotas, error) {
 }
 
 func newQuotas(addr string, opts []Option, conns func(options) func(string) (conn, error)) (*Quotas, error) {
-	o, err := buildOptions([]string{addr}, opts)
-	if err != nil {
-		return nil, err
-	}
-	c, err := conns(o)(addr)
+	c, err := dialOne(addr, opts, conns)
 	if err != nil {
 		return nil, err
 	}
