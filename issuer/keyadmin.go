@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/idforge/idforge"
 )
@@ -110,12 +111,21 @@ func errRetired(key string) error {
 	return fmt.Errorf("%w: key %q was retired: it issues nothing more, and its name is never used again", idforge.ErrRetired, key)
 }
 
+// claimCheckTimeout bounds checkClaim's read of a key's definition. A
+// store that cannot answer that fast (its database slow or down, as
+// behind a Redis store that still claims) lets the claim go ahead instead
+// of delaying it: a retirement made elsewhere then takes effect at this
+// node's next Refresh.
+const claimCheckTimeout = 250 * time.Millisecond
+
 // checkClaim is every segment allocator's segment.Settings.Check: a key
 // retired on any node claims no more. A definition the store cannot give
 // lets the claim go ahead (see keyDefOrNone): a store that cannot read
 // its definitions could not have recorded a retirement either, unless it
 // is down, and then the claim fails too.
 func (i *Issuer) checkClaim(ctx context.Context, key string) error {
+	ctx, cancel := context.WithTimeout(ctx, claimCheckTimeout)
+	defer cancel()
 	if i.keyDefOrNone(ctx, key).retired {
 		return errRetired(key)
 	}
