@@ -22,7 +22,7 @@ func (i *Issuer) NextInto(ctx context.Context, key string, dst []int64) (int, er
 	if err != nil {
 		return 0, err
 	}
-	if i.set.Plugins.Empty() && i.permutation(key) == nil {
+	if i.set.Plugins.Idle() && i.permutation(key) == nil {
 		switch {
 		case e.alloc != nil:
 			n, err := e.alloc.NextIntoBelow(ctx, dst, above(e.limit))
@@ -64,7 +64,7 @@ func (i *Issuer) NextRanges(ctx context.Context, key string, n int, dst []idforg
 	if err != nil {
 		return dst, err
 	}
-	if e.alloc != nil && i.set.Plugins.Empty() && i.permutation(key) == nil {
+	if e.alloc != nil && i.set.Plugins.Idle() && i.permutation(key) == nil {
 		out, err := e.alloc.AppendRangesBelow(ctx, dst, int64(n), above(e.limit))
 		return out, i.exhausted(key, e, err)
 	}

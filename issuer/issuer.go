@@ -325,7 +325,7 @@ func (i *Issuer) Next(ctx context.Context, key string) (int64, error) {
 // one draws one ID of e, permuted by the key's format and through the
 // plugins when there are any.
 func (i *Issuer) one(ctx context.Context, key string, e *entry) (int64, error) {
-	if i.set.Plugins.Empty() && i.permutation(key) == nil {
+	if i.set.Plugins.Idle() && i.permutation(key) == nil {
 		return e.gen.Next(ctx)
 	}
 	ids, err := i.many(ctx, key, e.strategy, 1, func() ([]int64, error) { return i.drawN(ctx, key, e, 1) })
@@ -348,7 +348,7 @@ func (i *Issuer) many(ctx context.Context, key string, strategy idforge.Strategy
 			return permute(key, perm, ids)
 		}
 	}
-	if i.set.Plugins.Empty() {
+	if i.set.Plugins.Idle() {
 		return draw()
 	}
 	format, _ := ctx.Value(formatKey{}).(string)
@@ -535,7 +535,7 @@ func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.S
 		return idforge.Segment{}, fmt.Errorf("%w: key %q permutes its IDs (format %s), so they cannot be handed out as a range; ask for IDs instead",
 			idforge.ErrWrongStrategy, key, i.set.Formats[key])
 	}
-	if i.set.Plugins.Empty() {
+	if i.set.Plugins.Idle() {
 		return i.claim(ctx, key, n)
 	}
 	return i.set.Plugins.RunRange(ctx, plugin.Call{Key: key, Strategy: idforge.StrategySegment, Count: int(min(n, math.MaxInt32))},

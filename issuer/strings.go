@@ -98,7 +98,7 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 // manyStrings draws string IDs (uuidv7, ulid, serials), through the
 // plugins when there are any.
 func (i *Issuer) manyStrings(ctx context.Context, key string, strategy idforge.Strategy, n int, draw func() ([]string, error)) ([]string, error) {
-	if i.set.Plugins.Empty() {
+	if i.set.Plugins.Idle() {
 		return draw()
 	}
 	return i.set.Plugins.RunStrings(ctx, plugin.Call{Key: key, Strategy: strategy, Count: n}, draw)

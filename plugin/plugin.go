@@ -115,6 +115,18 @@ func (s scoped) applies(key string) bool { return s.keys[key] }
 type Chain struct {
 	plugins []Plugin
 	reject  RejectionHandler
+	// idlers are the plugins that can be idle (Idler); busy counts the
+	// others, which always run.
+	idlers []Idler
+	busy   int
+}
+
+// An Idler is a plugin that at times has nothing to do for any call,
+// such as the quota plugin while no quota is defined. While every plugin
+// of a chain is idle, callers skip the chain (Idle), so that issuing
+// costs what it costs without plugins.
+type Idler interface {
+	Idle() bool
 }
 
 // NewChain orders plugins (a stable sort by Order) and uses reject for
@@ -125,11 +137,37 @@ func NewChain(reject RejectionHandler, plugins ...Plugin) *Chain {
 	if reject == nil {
 		reject = DefaultRejection
 	}
-	return &Chain{plugins: ps, reject: reject}
+	ch := &Chain{plugins: ps, reject: reject}
+	for _, p := range ps {
+		if i, ok := unwrap(p).(Idler); ok {
+			ch.idlers = append(ch.idlers, i)
+		} else {
+			ch.busy++
+		}
+	}
+	return ch
 }
 
 // Empty reports whether the chain has no plugins, so callers can skip it.
 func (ch *Chain) Empty() bool { return ch == nil || len(ch.plugins) == 0 }
+
+// Idle reports whether running the chain now would do nothing: it is
+// empty, or every plugin is an Idler that is idle. The issuer's hot path
+// asks it on every call, so it costs one load per Idler.
+func (ch *Chain) Idle() bool {
+	if ch.Empty() {
+		return true
+	}
+	if ch.busy > 0 {
+		return false
+	}
+	for _, i := range ch.idlers {
+		if !i.Idle() {
+			return false
+		}
+	}
+	return true
+}
 
 func applies(p Plugin, key string) bool {
 	if s, ok := p.(scoped); ok {

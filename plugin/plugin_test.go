@@ -244,3 +244,28 @@ func TestRunRange(t *testing.T) {
 		t.Fatalf("the refusal counted %v failures, want 1", n)
 	}
 }
+
+// idler is a plugin with nothing to do while idle is set.
+type idler struct {
+	Func
+	idle bool
+}
+
+func (i *idler) Idle() bool { return i.idle }
+
+// A chain whose plugins are all idle Idlers is Idle, and callers skip it;
+// any other plugin, or an Idler with work, makes it run.
+func TestChainIdle(t *testing.T) {
+	q := &idler{Func: Func{PluginName: "quota"}, idle: true}
+	if !NewChain(nil, q).Idle() || !(*Chain)(nil).Idle() || !NewChain(nil).Idle() {
+		t.Fatal("a chain of idle Idlers (or none) is not Idle")
+	}
+	q.idle = false
+	if NewChain(nil, q).Idle() {
+		t.Fatal("a chain whose Idler has work is Idle")
+	}
+	q.idle = true
+	if NewChain(nil, q, &Func{PluginName: "history"}).Idle() {
+		t.Fatal("a chain with a plugin that is no Idler is Idle")
+	}
+}

@@ -46,6 +46,13 @@ func (l *Limiter) Name() string { return "quota" }
 // Order runs the limiter before every other plugin.
 func (l *Limiter) Order() int { return -1 << 31 }
 
+// Idle reports whether no quota is defined, so that a node without
+// quotas issues at the cost of one without plugins (plugin.Idler).
+func (l *Limiter) Idle() bool {
+	cur := l.rules.Load()
+	return cur == nil || len(*cur) == 0
+}
+
 // rule is a live quota with its counts on this node.
 type rule struct {
 	spec   Spec
