@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -327,14 +328,21 @@ func TestNotReplicated(t *testing.T) {
 	if _, err := st.Count(ctx, sequence.CountRequest{Name: "n", Period: sequence.Day, Stamp: 20260101}); !errors.As(err, &nr) {
 		t.Fatalf("count without a replica: %v, want a NotReplicatedError", err)
 	}
+	srv.Do("CONFIG", "SET", "repl-ping-replica-period", "1") // the replica's first acknowledgement comes after a ping
 	testsvc.StartRedisServer(t).ReplicaOf(srv.Addr())
 	// The replica's link being up does not mean the primary counts it yet,
 	// and 20ms is too short for WAIT on a loaded machine: a second source
-	// on the same counter, with the default timeout, after the primary
-	// sees its replica.
-	for deadline := time.Now().Add(30 * time.Second); srv.Info("replication", "connected_slaves") != "1"; time.Sleep(20 * time.Millisecond) {
+	// on the same counter, with the default timeout, once the primary has
+	// heard from its replica.
+	// Nor that the replica has acknowledged anything yet: it does once a
+	// second, and until then the primary shows it at offset 0.
+	acked := func() bool {
+		slave := srv.Info("replication", "slave0")
+		return strings.Contains(slave, "state=online") && !strings.Contains(slave, "offset=0,")
+	}
+	for deadline := time.Now().Add(30 * time.Second); !acked(); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatal("the primary never saw its replica")
+			t.Fatal("the primary never saw its replica acknowledge")
 		}
 	}
 	s, err = redis.NewSource(ctx, c, redis.SourceConfig{Key: "k", MinReplicas: 1})
