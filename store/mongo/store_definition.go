@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store"
 )
 
 // defDoc is a document of DefinitionsCollection. Its _id is
@@ -104,13 +105,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name string, live bo
 		return nil
 	}
 	d, err := s.Definition(ctx, kind, name)
-	switch {
-	case err != nil:
-		return err
-	case live && d.Retired:
-		return fmt.Errorf("%w: %s %q", idforge.ErrRetired, kind, name)
-	}
-	return nil
+	return store.WhyUnchanged(d, err, live)
 }
 
 // Definition implements idforge.DefinitionStore. Its errors are

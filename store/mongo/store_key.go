@@ -12,6 +12,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/store"
 )
 
 // keyDoc is a document of KeysCollection. max_id and step are kept raw so
@@ -159,11 +160,8 @@ func findOne[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, na
 // ErrUnknownKey when there is no such key, those of
 // idforge.Key.ValidateUpdate, ErrClosed after Close.
 func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
-	k, err := s.Key(ctx, name)
+	k, err := store.KeyToUpdate(ctx, s, name, step, description)
 	if err != nil {
-		return err
-	}
-	if err := k.ValidateUpdate(step, description); err != nil {
 		return err
 	}
 	set := bson.D{{Key: "description", Value: description}, {Key: "update_time", Value: time.Now().UTC()}}

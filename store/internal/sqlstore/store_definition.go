@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store"
 )
 
 // DefinitionsTable is the table operators' definitions
@@ -79,13 +80,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name, what string, l
 		return nil
 	}
 	d, err := s.definition(ctx, s.db, kind, name, what)
-	switch {
-	case err != nil:
-		return err
-	case live && d.Retired:
-		return fmt.Errorf("%w: %s %q", idforge.ErrRetired, kind, name)
-	}
-	return nil
+	return store.WhyUnchanged(d, err, live)
 }
 
 // Definition implements idforge.DefinitionStore. Its errors are

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store"
 )
 
 // CreateKey implements idforge.KeyStore. A segment key becomes a
@@ -235,11 +236,8 @@ func (o *otherRow) key() idforge.Key {
 // table has the name, those of idforge.Key.ValidateUpdate, ErrClosed
 // after Close.
 func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
-	k, err := s.Key(ctx, name)
+	k, err := store.KeyToUpdate(ctx, s, name, step, description)
 	if err != nil {
-		return err
-	}
-	if err := k.ValidateUpdate(step, description); err != nil {
 		return err
 	}
 	ctx, cancel := s.opContext(ctx)
