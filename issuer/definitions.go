@@ -101,7 +101,7 @@ func (i *Issuer) definedSource(ctx context.Context, key string, unknownErr error
 	if err != nil {
 		return nil, err
 	}
-	return i.withLimit(key, &entry{strategy: idforge.StrategySource, gen: batchOf(src)}), nil
+	return i.withLimit(key, &entry{strategy: idforge.StrategySource, gen: BatchOf(src)}), nil
 }
 
 // definedCounter returns a counter defined through the API, or nil when

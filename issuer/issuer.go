@@ -144,7 +144,7 @@ func New(store idforge.Store, snow *snowflake.Generator, set Settings) *Issuer {
 		i.permutes = i.permutes || f.Permute != nil
 	}
 	for name, src := range set.Sources {
-		i.keys.store(name, i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: batchOf(src)}))
+		i.keys.store(name, i.withLimit(name, &entry{strategy: idforge.StrategySource, gen: BatchOf(src)}))
 	}
 	i.serials.Store(&map[string]*serialEntry{})
 	return i

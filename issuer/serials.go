@@ -211,8 +211,9 @@ func (i *Issuer) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	return out, nil
 }
 
-// batchOf makes a plain generator answer NextN too.
-func batchOf(g idforge.Generator) idforge.BatchGenerator {
+// BatchOf makes a plain generator answer NextN too, by calling Next n
+// times; a BatchGenerator is returned as it is.
+func BatchOf(g idforge.Generator) idforge.BatchGenerator {
 	if b, ok := g.(idforge.BatchGenerator); ok {
 		return b
 	}

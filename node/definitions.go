@@ -214,18 +214,7 @@ func (s liveSource) NextN(ctx context.Context, n int) ([]int64, error) {
 	if s.o.retired.Load() {
 		return nil, s.o.retiredErr()
 	}
-	if b, ok := s.o.gen.(idforge.BatchGenerator); ok {
-		return b.NextN(ctx, n)
-	}
-	out := make([]int64, 0, n)
-	for range n {
-		v, err := s.o.gen.Next(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
+	return issuer.BatchOf(s.o.gen).NextN(ctx, n)
 }
 
 // liveCounter is liveSource for counters; it tells its period, as serial
@@ -388,26 +377,21 @@ func (c *catalog) cached(key string) (*opened, bool) {
 // open opens a stored definition as the node opens the file's; observe
 // registers its metrics.
 func (c *catalog) open(ctx context.Context, d idforge.Definition, observe bool) (*opened, error) {
+	v, err := parse(d)
+	if err != nil {
+		return nil, err
+	}
 	o := &opened{kind: d.Kind, name: d.Name}
-	var err error
-	switch d.Kind {
-	case KindSource:
-		src := Source{Name: d.Name}
-		if err := src.UnmarshalJSON([]byte(d.Spec)); err != nil {
-			return nil, err
-		}
+	switch v := v.(type) {
+	case Source:
 		m := c.metrics
 		if !observe {
 			m = nil
 		}
-		o.gen, o.closers, err = openSource(ctx, src, c.log, m)
-	case KindCounter:
-		ctr := Counter{Name: d.Name}
-		if err := ctr.UnmarshalJSON([]byte(d.Spec)); err != nil {
-			return nil, err
-		}
+		o.gen, o.closers, err = openSource(ctx, v, c.log, m)
+	case Counter:
 		var sc io.Closer
-		o.ctr, sc, err = openCounter(ctx, ctr, c.countersDir)
+		o.ctr, sc, err = openCounter(ctx, v, c.countersDir)
 		o.closers = []io.Closer{sc}
 	}
 	if err != nil {
