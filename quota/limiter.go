@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -196,7 +198,7 @@ func (l *Limiter) Before(ctx context.Context, c plugin.Call) error {
 	}
 	for _, r := range *cur {
 		s := &r.spec
-		if !s.matches(c.Key) || len(s.Tokens) > 0 && !contains(s.Tokens, token) {
+		if !s.matches(c.Key) || len(s.Tokens) > 0 && !slices.Contains(s.Tokens, token) {
 			continue
 		}
 		if s.Closed {
@@ -204,7 +206,7 @@ func (l *Limiter) Before(ctx context.Context, c plugin.Call) error {
 			return fmt.Errorf("quota %s: key %q is closed", s.Name, c.Key)
 		}
 		if len(s.Formats) > 0 {
-			if f := formatName(c.Format); !contains(s.Formats, f) {
+			if f := formatName(c.Format); !slices.Contains(s.Formats, f) {
 				giveBack()
 				return fmt.Errorf("quota %s: format %q is not allowed for key %q (allowed: %v)", s.Name, f, c.Key, s.Formats)
 			}
@@ -226,36 +228,16 @@ func (l *Limiter) Before(ctx context.Context, c plugin.Call) error {
 	return nil
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 // formatName is the name a format spec is allowed under (see Formats).
 func formatName(spec string) string {
 	if spec == "" {
 		return "default"
 	}
 	name := spec
-	if i := indexAny(name, ":+"); i >= 0 {
+	if i := strings.IndexAny(name, ":+"); i >= 0 {
 		name = name[:i]
 	}
 	return name
-}
-
-func indexAny(s, chars string) int {
-	for i, c := range s {
-		for _, d := range chars {
-			if c == d {
-				return i
-			}
-		}
-	}
-	return -1
 }
 
 // counterName is the name of the shared count of subject under quota.
