@@ -83,20 +83,18 @@ func TestSeqByParamRefused(t *testing.T) {
 	} {
 		_, err := Parse(ctx, tc.text, Options{Resolver: r})
 		var se *SyntaxError
-		if !errors.As(err, &se) || !errors.Is(err, idforge.ErrInvalidArgument) || !contains(err.Error(), tc.want) {
+		if !errors.As(err, &se) || !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Parse(%q): %v; want a syntax error mentioning %q", tc.text, err, tc.want)
 		}
 	}
 	_, err := Parse(ctx, "@{param:unit,width=4}-@{seq:jobs,by=unit}", Options{Resolver: Sources{}})
-	if err == nil || !contains(err.Error(), "serial.Creator") {
+	if err == nil || !strings.Contains(err.Error(), "serial.Creator") {
 		t.Errorf("a Resolver that cannot create: %v", err)
 	}
 	if len(r.created) != 0 {
 		t.Fatalf("parsing created %v", r.created)
 	}
 }
-
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 // in= allows only some values: a unit outside the set creates no counter.
 func TestSeqByParamIn(t *testing.T) {

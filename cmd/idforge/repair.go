@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -101,7 +102,7 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		// One floor for all the keys, the highest asked for: a key the
 		// nodes reported less of is raised too, which only leaves a gap.
 		for key, f := range floors {
-			if len(keys) == 0 || contains(keys, key) {
+			if len(keys) == 0 || slices.Contains(keys, key) {
 				floor = max(floor, f)
 			}
 		}
@@ -167,15 +168,6 @@ func repairSequence(ctx context.Context, rawURL string, floor int64, counterFloo
 		return "", err
 	}
 	return fmt.Sprintf("sequence rows at %d or above, counters at %s or above; values are handed out on %q from now on", floor, counterFloor, before.Current), nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // commaListFlag is a comma-separated, repeatable flag.
