@@ -23,11 +23,7 @@ import (
 // idforge.ErrInvalidArgument for an empty address list or an invalid
 // option, and gRPC's error for a target it cannot parse.
 func NewGRPC(addrs []string, opts ...Option) (Client, error) {
-	o, err := buildOptions(addrs, opts)
-	if err != nil {
-		return nil, err
-	}
-	return newRemote(addrs, o, grpcConns(o))
+	return newRemote(addrs, opts, grpcConns)
 }
 
 // grpcConns returns how to make the gRPC connection of one node under o:
