@@ -16,6 +16,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/internal/dsn/pgdsn"
@@ -81,11 +82,9 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 	cfg.DB.SetMaxOpenConns(maxConns)
 	cfg.DB.SetMaxIdleConns(maxConns)
 	p, err := New(cfg, opts)
-	if err != nil {
-		cfg.DB.Close()
+	if err := closeonce.Adopt(err, cfg.DB, func() *closeonce.Owned { return &p.held.Owned }); err != nil {
 		return nil, err
 	}
-	p.owns = true
 	return p, nil
 }
 
