@@ -4,8 +4,11 @@
 // the Redis and SQL providers share: an ID is held by a key or row that
 // lapses unless renewed, every call to the coordinator is bounded by one
 // timeout, and when the coordinator fails at start-up the node resumes
-// its cached ID. A provider plugs its protocol (claim, renew, release)
-// and its words for messages into a Holder.
+// its cached ID; the Holder also checks their shared settings (TTL,
+// timeout: Defaults), words their configuration errors (Invalid) and
+// closes the client an opener made (Owned). A provider plugs its
+// protocol (claim, renew, release) and its words for messages into a
+// Holder. Opener adapts the context-free Open of etcd and ZooKeeper.
 package holder
 
 import (
