@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -54,10 +55,7 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 	if err := q.Err(); err != nil {
 		return nil, err
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := cmp.Or(cfg.Timeout, DefaultTimeout)
 
 	var err error
 	switch u.Scheme {
