@@ -72,9 +72,8 @@ type remote struct {
 var _ Client = (*remote)(nil)
 
 // newRemote builds a remote client, or a cached one, under opts over one
-// conn per address, made as conns (httpConns, grpcConns) makes them
-// under the options: once per address; on failure the conns built so
-// far are closed.
+// conn per address, made as conns (httpConns, grpcConns) makes them; on
+// failure the conns built so far are closed.
 func newRemote(addrs []string, opts []Option, conns func(options) func(addr string) (conn, error)) (Client, error) {
 	o, err := buildOptions(addrs, opts)
 	if err != nil {

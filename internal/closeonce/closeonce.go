@@ -1,10 +1,8 @@
 // Package closeonce owns the idempotent-Close idiom: under the owner's
 // lock, the first call flips a closed flag and goes on to shut down, and
 // every later call returns at once. Keeping it in one place means every
-// Close in idforge agrees on which call does the work. It also owns the
-// rule of a client an opener made from a URL (Adopt): the value built on
-// it owns it and closes it, or, when the build fails, the opener closes
-// it at once.
+// Close in idforge agrees on which call does the work; Adopt and Owned,
+// which closes the client an opener made from a URL.
 package closeonce
 
 import (

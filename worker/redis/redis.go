@@ -139,7 +139,7 @@ func (p *Provider) Describe() string {
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	return p.held.Close()
+	return p.held.Owned.Close()
 }
 
 func (p *Provider) key(kind string, id int64) string {

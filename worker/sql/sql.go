@@ -122,7 +122,7 @@ func (p *Provider) Describe() string {
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	return p.held.Close()
+	return p.held.Owned.Close()
 }
 
 // Acquire claims a worker ID in [0, max]: the row this owner holds, else

@@ -92,7 +92,7 @@ type Holder struct {
 	Node
 
 	// Owned is the coordinator's client when the provider's opener made
-	// it (closeonce.Adopt): Close closes it.
+	// it (closeonce.Adopt): the provider's Close closes it.
 	Owned closeonce.Owned
 }
 
@@ -166,7 +166,3 @@ func (h *Holder) renewal(id int64) worker.RenewalConfig {
 	return worker.RenewalConfig{ID: id, TTL: h.TTL, Renew: bounded(h.Renew), Release: bounded(h.Release),
 		Cache: h.Cache, Logger: h.Logger, Clock: h.Clock}
 }
-
-// Close closes the client the provider owns, once; a client the
-// provider was given stays open.
-func (h *Holder) Close() error { return h.Owned.Close() }

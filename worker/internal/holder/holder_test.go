@@ -32,7 +32,7 @@ func TestDefaults(t *testing.T) {
 	if err := h.Defaults("stale_after", 30*time.Second, 5*time.Second); err != nil || h.TTL != 30*time.Second || h.Timeout != 5*time.Second {
 		t.Fatalf("zero values: err %v, TTL %s, Timeout %s; want the defaults", err, h.TTL, h.Timeout)
 	}
-	for _, h := range []Holder{
+	for _, h := range []*Holder{
 		{Who: "test worker", TTL: time.Microsecond},
 		{Who: "test worker", Timeout: -time.Second},
 	} {
