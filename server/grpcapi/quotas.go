@@ -11,7 +11,7 @@ import (
 
 // CreateQuota defines a quota kept in the store (POST /v1/quotas).
 func (s *Server) CreateQuota(ctx context.Context, req *idforgev1.DefineRequest) (*idforgev1.Definition, error) {
-	return s.quotaCall(ctx, "CreateQuota", req.GetName(), func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
+	return s.quotaCall(ctx, "CreateQuota", func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
 		q, err := quota.FromRequest(req.GetName(), req.GetSpec(), req.GetDescription())
 		if err != nil {
 			return quota.Spec{}, err
@@ -26,7 +26,10 @@ func (s *Server) CreateQuota(ctx context.Context, req *idforgev1.DefineRequest) 
 // GetQuota returns one quota, of the file or the API
 // (GET /v1/quotas/{name}).
 func (s *Server) GetQuota(ctx context.Context, req *idforgev1.DefinitionName) (*idforgev1.Definition, error) {
-	return s.quotaCall(ctx, "GetQuota", req.GetName(), func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
+	return s.quotaCall(ctx, "GetQuota", func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
+		if err := idforge.ValidateKeyName(req.GetName()); err != nil {
+			return quota.Spec{}, err
+		}
 		return m.Quota(ctx, req.GetName())
 	})
 }
@@ -34,7 +37,10 @@ func (s *Server) GetQuota(ctx context.Context, req *idforgev1.DefinitionName) (*
 // RetireQuota retires a quota defined through the API: it refuses nothing
 // more (DELETE /v1/quotas/{name}).
 func (s *Server) RetireQuota(ctx context.Context, req *idforgev1.DefinitionName) (*idforgev1.Definition, error) {
-	return s.quotaCall(ctx, "RetireQuota", req.GetName(), func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
+	return s.quotaCall(ctx, "RetireQuota", func(ctx context.Context, m *quota.Manager) (quota.Spec, error) {
+		if err := idforge.ValidateKeyName(req.GetName()); err != nil {
+			return quota.Spec{}, err
+		}
 		if err := m.Retire(ctx, req.GetName()); err != nil {
 			return quota.Spec{}, err
 		}
@@ -54,13 +60,10 @@ func (s *Server) ListQuotas(ctx context.Context, _ *idforgev1.ListDefinitionsReq
 	}, listOf(toQuotaDefinition))
 }
 
-// quotaCall runs one call on the quota name, a key name, as call does.
-func (s *Server) quotaCall(ctx context.Context, method, name string, work func(context.Context, *quota.Manager) (quota.Spec, error)) (*idforgev1.Definition, error) {
+// quotaCall runs one call on a single quota as call does.
+func (s *Server) quotaCall(ctx context.Context, method string, work func(context.Context, *quota.Manager) (quota.Spec, error)) (*idforgev1.Definition, error) {
 	return call(s, ctx, method, func(ctx context.Context) (quota.Spec, error) {
 		m, err := s.quotaManager()
-		if err == nil {
-			err = idforge.ValidateKeyName(name)
-		}
 		if err != nil {
 			return quota.Spec{}, err
 		}
