@@ -63,7 +63,8 @@
 //     use; internal/httperr and internal/grpcerr:
 //     the error answer of every transport; internal/httpwire: the JSON
 //     API's answers and query parameters, as server/httpapi writes them
-//     and client reads them; internal/errctx: how context is added to
+//     and client reads them; internal/grpcwire: the same for the gRPC
+//     API's messages (the key strategies of its enum); internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
 //     and the forward-only high-water mark; internal/closeonce: the
 //     idempotent Close, and the client an opener makes from a URL
