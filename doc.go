@@ -28,7 +28,9 @@
 //     zookeeper, redis, sql), the renewal with fencing, the local cache and
 //     Supervise, which keeps a generator on a live lease across losses;
 //     worker/internal/holder what the coordinated providers keep of this
-//     node (owner, logger, clock, cache) and the Redis and SQL lease flow.
+//     node (owner, logger, clock, cache) and the Redis and SQL lease flow,
+//     with its settings' defaults and checks; worker/internal/coord their
+//     URLs (hosts, dial_timeout) and times.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
 //     of, store/sqlpool the pool, timeout and retry settings of the
@@ -61,10 +63,14 @@
 //     use; internal/httperr and internal/grpcerr:
 //     the error answer of every transport; internal/httpwire: the JSON
 //     API's answers and query parameters, as server/httpapi writes them
-//     and client reads them; internal/errctx: how context is added to
+//     and client reads them; internal/grpcwire: the same for the gRPC
+//     API's messages (the key strategies of its enum); internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
-//     and the forward-only high-water mark; internal/testclock: the clock
-//     an end-to-end test moves in the binary's test builds.
+//     and the forward-only high-water mark; internal/closeonce: the
+//     idempotent Close, and the client an opener makes from a URL
+//     (closed by what was built on it, or at once when that fails);
+//     internal/testclock: the clock an end-to-end test moves in the
+//     binary's test builds.
 //   - verify: the cluster checker in the spirit of Jepsen's unique-ids
 //     workload (no value twice, segment IDs increasing per client, distinct
 //     snowflake workers, serials of their template) and its compact sets

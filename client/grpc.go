@@ -13,6 +13,7 @@ import (
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
 	"github.com/idforge/idforge/internal/grpcerr"
+	"github.com/idforge/idforge/internal/grpcwire"
 )
 
 // NewGRPC returns a Client talking to the IDForge gRPC service on the
@@ -23,11 +24,7 @@ import (
 // idforge.ErrInvalidArgument for an empty address list or an invalid
 // option, and gRPC's error for a target it cannot parse.
 func NewGRPC(addrs []string, opts ...Option) (Client, error) {
-	o, err := buildOptions(addrs, opts)
-	if err != nil {
-		return nil, err
-	}
-	return newRemote(addrs, o, grpcConns(o))
+	return newRemote(addrs, opts, grpcConns)
 }
 
 // grpcConns returns how to make the gRPC connection of one node under o:
@@ -135,17 +132,8 @@ func (g *grpcConn) strategy(ctx context.Context, key string) (idforge.Strategy, 
 	if err != nil {
 		return "", g.errorOf(err)
 	}
-	switch k.GetStrategy() {
-	case idforgev1.Strategy_STRATEGY_SEGMENT:
-		return idforge.StrategySegment, nil
-	case idforgev1.Strategy_STRATEGY_SNOWFLAKE:
-		return idforge.StrategySnowflake, nil
-	case idforgev1.Strategy_STRATEGY_UUIDV7:
-		return idforge.StrategyUUIDv7, nil
-	case idforgev1.Strategy_STRATEGY_ULID:
-		return idforge.StrategyULID, nil
-	case idforgev1.Strategy_STRATEGY_SOURCE:
-		return idforge.StrategySource, nil
+	if s, ok := grpcwire.FromStrategy(k.GetStrategy()); ok {
+		return s, nil
 	}
 	return idforge.Strategy(k.GetStrategy().String()), nil
 }

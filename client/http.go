@@ -29,11 +29,7 @@ const maxBody = 4 << 20
 // idforge.ErrInvalidArgument for an empty or malformed address list or an
 // invalid option; it makes no request.
 func NewHTTP(addrs []string, opts ...Option) (Client, error) {
-	o, err := buildOptions(addrs, opts)
-	if err != nil {
-		return nil, err
-	}
-	return newRemote(addrs, o, httpConns(o))
+	return newRemote(addrs, opts, httpConns)
 }
 
 // httpConns returns what opens a node of the HTTP API with options o.

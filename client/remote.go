@@ -71,10 +71,15 @@ type remote struct {
 
 var _ Client = (*remote)(nil)
 
-// newRemote builds a remote client, or a cached one, over one conn per
-// address. dial is called once per address; on failure the conns built
-// so far are closed.
-func newRemote(addrs []string, o options, dial func(addr string) (conn, error)) (Client, error) {
+// newRemote builds a remote client, or a cached one, under opts over one
+// conn per address, made as conns (httpConns, grpcConns) makes them; on
+// failure the conns built so far are closed.
+func newRemote(addrs []string, opts []Option, conns func(options) func(addr string) (conn, error)) (Client, error) {
+	o, err := buildOptions(addrs, opts)
+	if err != nil {
+		return nil, err
+	}
+	dial := conns(o)
 	r := &remote{timeout: o.timeout, retries: o.retries}
 	for i, a := range addrs {
 		c, err := dial(a)

@@ -379,7 +379,7 @@ func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
 		for in := &st; in != nil; in = in.Inner {
 			for _, mb := range in.Members {
 				ejected := 0.0
-				if mb.State != "admitted" {
+				if !mb.Admitted() {
 					ejected = 1
 				}
 				gauge(descEjected, ejected, mb.Name)

@@ -63,12 +63,20 @@ type Status struct {
 	Inner *Status `json:"inner,omitempty"`
 }
 
+// The states of a member (MemberStatus.State): admitted, serving calls;
+// ejected, set aside for a rescue time; exhausted, set aside for good.
+const (
+	MemberAdmitted  = "admitted"
+	MemberEjected   = "ejected"
+	MemberExhausted = "exhausted"
+)
+
 // MemberStatus is one member of a composition or one server of a
 // multi-server source.
 type MemberStatus struct {
 	Index int    `json:"index"`
 	Name  string `json:"name"`
-	// State is "admitted", "ejected" or "exhausted".
+	// State is MemberAdmitted, MemberEjected or MemberExhausted.
 	State string `json:"state"`
 	// RescueIn is how long an ejected member stays out; zero otherwise.
 	RescueIn time.Duration `json:"rescue_in_ns,omitempty"`
@@ -143,15 +151,18 @@ func (l *LastError) Get() (string, time.Time) {
 	return l.msg, l.at
 }
 
+// Admitted reports whether the member serves calls.
+func (m MemberStatus) Admitted() bool { return m.State == MemberAdmitted }
+
 // FromMembers returns the status of a source of kind made of members:
 // their calls and failures summed, the newest member error (prefixed by
 // the member's name), and the health: Down when no member is
-// "admitted", Degraded when some member is not, Up otherwise.
+// admitted, Degraded when some member is not, Up otherwise.
 func FromMembers(kind string, members []MemberStatus) Status {
 	st := Status{Kind: kind, Health: Up, Members: members}
 	admitted := 0
 	for _, m := range members {
-		if m.State == "admitted" {
+		if m.Admitted() {
 			admitted++
 		}
 		st.Calls += m.Calls

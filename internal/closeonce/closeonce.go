@@ -1,7 +1,8 @@
 // Package closeonce owns the idempotent-Close idiom: under the owner's
 // lock, the first call flips a closed flag and goes on to shut down, and
 // every later call returns at once. Keeping it in one place means every
-// Close in idforge agrees on which call does the work.
+// Close in idforge agrees on which call does the work; Adopt and Owned,
+// which closes the client an opener made from a URL.
 package closeonce
 
 import (
@@ -49,3 +50,41 @@ func CloseAll[C io.Closer](closed *atomic.Bool, cs []C) error {
 	}
 	return errors.Join(errs...)
 }
+
+// Owned is what a source, store or provider keeps of the client its
+// opener made for it from a URL: Close closes that client, once. It
+// holds none, and Close does nothing, for a client the caller gave.
+type Owned struct {
+	client io.Closer
+	closed atomic.Bool
+}
+
+// Close closes the owned client on the first call; later calls, and a
+// value that owns nothing, return nil.
+func (o *Owned) Close() error {
+	if o.client == nil || o.closed.Swap(true) {
+		return nil
+	}
+	return o.client.Close()
+}
+
+// Adopt finishes an opener that made client (from a URL) and built on it
+// a value that may own it, err the build's error: when err is nil, the
+// value's Owned, which owner returns, takes client, to close it on the
+// value's Close; otherwise Adopt closes client, which nothing else will,
+// and returns err.
+func Adopt(err error, client io.Closer, owner func() *Owned) error {
+	if err != nil {
+		client.Close()
+		return err
+	}
+	owner().client = client
+	return nil
+}
+
+// Func is a func as an io.Closer, for a client whose shutdown is not a
+// Close method.
+type Func func() error
+
+// Close calls f.
+func (f Func) Close() error { return f() }

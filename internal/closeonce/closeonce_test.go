@@ -1,6 +1,7 @@
 package closeonce
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,5 +66,24 @@ func TestCloseAllOnce(t *testing.T) {
 	}
 	if n != 2 {
 		t.Fatalf("%d closes, want 2", n)
+	}
+}
+
+// A failed build closes the client at once and hands it to no one; a
+// successful one hands it over, closed once by the owner's Close.
+func TestAdopt(t *testing.T) {
+	var n int
+	var o Owned
+	failed := errors.New("bad config")
+	if err := Adopt(failed, Func(func() error { n++; return nil }), func() *Owned { return &o }); err != failed || n != 1 || o.Close() != nil || n != 1 {
+		t.Fatalf("failed build: err %v, %d closes; want the build's error, 1 close, nothing owned", err, n)
+	}
+	if err := Adopt(nil, countCloser{&n}, func() *Owned { return &o }); err != nil || n != 1 {
+		t.Fatalf("good build: err %v, %d closes; want nil, no close", err, n)
+	}
+	for range 2 {
+		if err := o.Close(); err != nil || n != 2 {
+			t.Fatalf("owner's Close: err %v, %d closes; want the client closed once", err, n)
+		}
 	}
 }

@@ -103,15 +103,16 @@ const (
 	Exhausted
 )
 
-// String returns "admitted", "ejected" or "exhausted".
+// String returns the state as sequence.MemberStatus.State words it:
+// "admitted", "ejected" or "exhausted".
 func (s SourceState) String() string {
 	switch s {
 	case Admitted:
-		return "admitted"
+		return sequence.MemberAdmitted
 	case Ejected:
-		return "ejected"
+		return sequence.MemberEjected
 	case Exhausted:
-		return "exhausted"
+		return sequence.MemberExhausted
 	}
 	return fmt.Sprintf("SourceState(%d)", int(s))
 }

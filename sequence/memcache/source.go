@@ -13,6 +13,7 @@ import (
 	gomemcache "github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -44,7 +45,7 @@ type SourceConfig struct {
 // for concurrent use.
 type Source struct {
 	client *gomemcache.Client
-	owned  bool
+	owned  closeonce.Owned // the client, when the source opened it
 	key    string
 	floor  func(ctx context.Context) (int64, error)
 	// seen is the largest value this source has seen the key hold; every
@@ -166,8 +167,6 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 // Close closes the client's idle connections if the source opened it
 // (Open). It is idempotent.
 func (s *Source) Close() error {
-	if s.closed.Swap(true) || !s.owned {
-		return nil
-	}
-	return s.client.Close()
+	s.closed.Store(true)
+	return s.owned.Close()
 }

@@ -9,6 +9,7 @@ import (
 
 	gomemcache "github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
 )
@@ -42,10 +43,8 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	cl.Timeout = timeout
 	cl.MaxIdleConns = int(idle)
 	s, err := NewSource(ctx, cl, cfg)
-	if err != nil {
-		cl.Close()
+	if err := closeonce.Adopt(err, cl, func() *closeonce.Owned { return &s.owned }); err != nil {
 		return nil, err
 	}
-	s.owned = true
 	return s, nil
 }

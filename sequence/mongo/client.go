@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/sequence"
@@ -28,6 +29,11 @@ func init() {
 		sequence.RegisterCounter(sequence.Scheme{Name: scheme, Form: scheme + "://[user:password@]host/database?name=waybill&period=day",
 			Doc: "per-period counters in MongoDB documents"}, openCounterStore)
 	}
+}
+
+// disconnect is what closes the client of db, which an opener connected.
+func disconnect(db *mongo.Database) closeonce.Func {
+	return func() error { return db.Client().Disconnect(context.Background()) }
 }
 
 // connect opens a client from u and the parameters left in q and returns

@@ -15,6 +15,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/sequence"
@@ -41,8 +42,8 @@ type CounterStoreConfig struct {
 type CounterStore struct {
 	coll    *mongo.Collection
 	timeout time.Duration
-	owned   bool
-	ensured sync.Map // name → struct{}: the document exists
+	owned   closeonce.Owned // the client, when the store opened it
+	ensured sync.Map        // name → struct{}: the document exists
 }
 
 var _ sequence.CounterStore = (*CounterStore)(nil)
@@ -182,11 +183,7 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 // Close disconnects the client if the store opened it
 // (sequence.OpenCounter). It is idempotent.
 func (s *CounterStore) Close() error {
-	if !s.owned {
-		return nil
-	}
-	s.owned = false
-	return s.coll.Database().Client().Disconnect(context.Background())
+	return s.owned.Close()
 }
 
 // openCounterStore is the sequence.CounterOpener of "mongodb" and
@@ -206,10 +203,8 @@ func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.Count
 	}
 	cfg.Timeout = timeout
 	s, err := NewCounterStore(db, cfg)
-	if err != nil {
-		db.Client().Disconnect(context.Background())
+	if err := closeonce.Adopt(err, disconnect(db), func() *closeonce.Owned { return &s.owned }); err != nil {
 		return nil, err
 	}
-	s.owned = true
 	return s, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mongodsn"
 	"github.com/idforge/idforge/internal/wait"
@@ -52,7 +53,7 @@ type Source struct {
 	coll    *mongo.Collection
 	name    string
 	timeout time.Duration
-	owned   bool
+	owned   closeonce.Owned // the client, when the source opened it
 	// seen is the largest value this source has seen the document hold.
 	seen   atomic.Int64
 	closed atomic.Bool
@@ -189,10 +190,8 @@ func (s *Source) why(ctx context.Context, floor int64) error {
 // Close disconnects the client if the source opened it (sequence.Open).
 // It is idempotent.
 func (s *Source) Close() error {
-	if s.closed.Swap(true) || !s.owned {
-		return nil
-	}
-	return s.coll.Database().Client().Disconnect(context.Background())
+	s.closed.Store(true)
+	return s.owned.Close()
 }
 
 // openSource is the sequence.Opener of "mongodb" and "mongodb+srv".
@@ -210,10 +209,8 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	}
 	cfg.Timeout = timeout
 	s, err := NewSource(ctx, db, cfg)
-	if err != nil {
-		db.Client().Disconnect(context.Background())
+	if err := closeonce.Adopt(err, disconnect(db), func() *closeonce.Owned { return &s.owned }); err != nil {
 		return nil, err
 	}
-	s.owned = true
 	return s, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/sequence"
 )
@@ -52,7 +53,7 @@ type CounterStoreConfig struct {
 type CounterStore struct {
 	client goredis.UniversalClient
 	w      redisconn.Writer
-	owned  bool
+	owned  closeonce.Owned // the client, when the store opened it
 	prefix string
 	tag    bool // wrap the name in a hash tag
 	keep   int
@@ -175,9 +176,5 @@ func (s *CounterStore) LoadMark(ctx context.Context, name string) (sequence.Mark
 // Close closes the client if the store opened it (through
 // sequence.OpenCounter). It is idempotent.
 func (s *CounterStore) Close() error {
-	if !s.owned {
-		return nil
-	}
-	s.owned = false
-	return s.client.Close()
+	return s.owned.Close()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/sequence"
 )
@@ -46,7 +47,7 @@ type SourceConfig struct {
 type Source struct {
 	client goredis.UniversalClient
 	w      redisconn.Writer
-	owned  bool
+	owned  closeonce.Owned // the client, when the source opened it
 	key    string
 	// seen is the largest value this source has seen the key hold; every
 	// INCR sent after it was seen must answer more.
@@ -154,8 +155,6 @@ func (s *Source) Backwards() int64 { return s.backwards.Load() }
 
 // Close closes the client if the source opened it (Open). It is idempotent.
 func (s *Source) Close() error {
-	if s.closed.Swap(true) || !s.owned {
-		return nil
-	}
-	return s.client.Close()
+	s.closed.Store(true)
+	return s.owned.Close()
 }

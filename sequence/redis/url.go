@@ -8,6 +8,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/sequence"
@@ -69,11 +70,9 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	}
 	cfg.MinReplicas, cfg.WaitTimeout = rep.MinReplicas, rep.Timeout
 	s, err := NewSource(ctx, cl, cfg)
-	if err != nil {
-		cl.Close()
+	if err := closeonce.Adopt(err, cl, func() *closeonce.Owned { return &s.owned }); err != nil {
 		return nil, err
 	}
-	s.owned = true
 	return s, nil
 }
 
@@ -87,7 +86,7 @@ func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.Count
 	}
 	cfg.MinReplicas, cfg.WaitTimeout = rep.MinReplicas, rep.Timeout
 	s := NewCounterStore(cl, cfg)
-	s.owned = true
+	closeonce.Adopt(nil, cl, func() *closeonce.Owned { return &s.owned })
 	return s, nil
 }
 

@@ -7,38 +7,16 @@ import (
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/internal/grpcwire"
 	"github.com/idforge/idforge/issuer"
 )
-
-// strategies maps the API's enum to the issuer's strategies and back.
-var strategies = []struct {
-	api idforgev1.Strategy
-	key idforge.Strategy
-}{
-	{idforgev1.Strategy_STRATEGY_SEGMENT, idforge.StrategySegment},
-	{idforgev1.Strategy_STRATEGY_SNOWFLAKE, idforge.StrategySnowflake},
-	{idforgev1.Strategy_STRATEGY_UUIDV7, idforge.StrategyUUIDv7},
-	{idforgev1.Strategy_STRATEGY_ULID, idforge.StrategyULID},
-	{idforgev1.Strategy_STRATEGY_SOURCE, idforge.StrategySource},
-}
-
-func toStrategy(s idforge.Strategy) idforgev1.Strategy {
-	for _, m := range strategies {
-		if m.key == s {
-			return m.api
-		}
-	}
-	return idforgev1.Strategy_STRATEGY_UNSPECIFIED
-}
 
 func fromStrategy(s idforgev1.Strategy) (idforge.Strategy, error) {
 	if s == idforgev1.Strategy_STRATEGY_UNSPECIFIED {
 		return idforge.StrategySegment, nil
 	}
-	for _, m := range strategies {
-		if m.api == s {
-			return m.key, nil
-		}
+	if k, ok := grpcwire.FromStrategy(s); ok {
+		return k, nil
 	}
 	return "", fmt.Errorf("%w: strategy %d is not one this server knows", idforge.ErrInvalidArgument, s)
 }
@@ -65,7 +43,7 @@ func toRange(s idforge.Segment) *idforgev1.Range {
 
 // toKey converts a key and this node's state for it.
 func toKey(k issuer.KeyState) *idforgev1.Key {
-	out := &idforgev1.Key{Key: k.Name, Strategy: toStrategy(k.Strategy), Description: k.Description}
+	out := &idforgev1.Key{Key: k.Name, Strategy: grpcwire.ToStrategy(k.Strategy), Description: k.Description}
 	if !k.Updated.IsZero() {
 		out.Updated = timestamppb.New(k.Updated)
 	}

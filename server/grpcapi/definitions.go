@@ -53,47 +53,43 @@ func (s *Server) RetireCounter(ctx context.Context, req *idforgev1.DefinitionNam
 }
 
 func (s *Server) define(ctx context.Context, method, kind string, req *idforgev1.DefineRequest) (*idforgev1.Definition, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	d := idforge.Definition{Kind: kind, Name: req.GetName(), Spec: req.GetSpec(), Description: req.GetDescription()}
-	if err := s.iss.Define(ctx, d); err != nil {
-		return nil, s.toStatus(method, err)
-	}
-	got, err := s.iss.Defined(ctx, kind, d.Name)
-	if err != nil {
-		return nil, s.toStatus(method, err)
-	}
-	return toDefinition(got), nil
+	return call(s, ctx, method, func(ctx context.Context) (issuer.Defined, error) {
+		d := idforge.Definition{Kind: kind, Name: req.GetName(), Spec: req.GetSpec(), Description: req.GetDescription()}
+		if err := s.iss.Define(ctx, d); err != nil {
+			return issuer.Defined{}, err
+		}
+		return s.iss.Defined(ctx, kind, d.Name)
+	}, toDefinition)
 }
 
 // defined returns one definition, retiring it first when retire is set.
 func (s *Server) defined(ctx context.Context, method, kind, name string, retire bool) (*idforgev1.Definition, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	if retire {
-		if err := s.iss.Retire(ctx, kind, name); err != nil {
-			return nil, s.toStatus(method, err)
+	return call(s, ctx, method, func(ctx context.Context) (issuer.Defined, error) {
+		if retire {
+			if err := s.iss.Retire(ctx, kind, name); err != nil {
+				return issuer.Defined{}, err
+			}
 		}
-	}
-	d, err := s.iss.Defined(ctx, kind, name)
-	if err != nil {
-		return nil, s.toStatus(method, err)
-	}
-	return toDefinition(d), nil
+		return s.iss.Defined(ctx, kind, name)
+	}, toDefinition)
 }
 
 func (s *Server) listDefined(ctx context.Context, method, kind string) (*idforgev1.ListDefinitionsResponse, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	defs, err := s.iss.ListDefined(ctx, kind)
-	if err != nil {
-		return nil, s.toStatus(method, err)
+	return call(s, ctx, method, func(ctx context.Context) ([]issuer.Defined, error) {
+		return s.iss.ListDefined(ctx, kind)
+	}, listOf(toDefinition))
+}
+
+// listOf returns what shows a list of definitions of one kind, each as
+// conv shows it.
+func listOf[T any](conv func(T) *idforgev1.Definition) func([]T) *idforgev1.ListDefinitionsResponse {
+	return func(list []T) *idforgev1.ListDefinitionsResponse {
+		resp := &idforgev1.ListDefinitionsResponse{Definitions: make([]*idforgev1.Definition, len(list))}
+		for i, d := range list {
+			resp.Definitions[i] = conv(d)
+		}
+		return resp
 	}
-	resp := &idforgev1.ListDefinitionsResponse{Definitions: make([]*idforgev1.Definition, len(defs))}
-	for i, d := range defs {
-		resp.Definitions[i] = toDefinition(d)
-	}
-	return resp, nil
 }
 
 func toDefinition(d issuer.Defined) *idforgev1.Definition {

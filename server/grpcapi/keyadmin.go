@@ -5,32 +5,25 @@ import (
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/issuer"
 )
 
 // UpdateKey changes a key's step, description and own adaptive-step
 // bounds (issuer.UpdateKey): what the request sets.
 func (s *Server) UpdateKey(ctx context.Context, req *idforgev1.UpdateKeyRequest) (*idforgev1.Key, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	k, err := s.iss.UpdateKey(ctx, req.GetKey(), idforge.KeyChange{
-		Step: req.Step, Description: req.Description, MinStep: req.MinStep, MaxStep: req.MaxStep,
-	})
-	if err != nil {
-		return nil, s.toStatus("UpdateKey", err)
-	}
-	return toKey(k), nil
+	return call(s, ctx, "UpdateKey", func(ctx context.Context) (issuer.KeyState, error) {
+		return s.iss.UpdateKey(ctx, req.GetKey(), idforge.KeyChange{
+			Step: req.Step, Description: req.Description, MinStep: req.MinStep, MaxStep: req.MaxStep,
+		})
+	}, toKey)
 }
 
 // RetireKey retires a key (issuer.RetireKey) and returns it.
 func (s *Server) RetireKey(ctx context.Context, req *idforgev1.RetireKeyRequest) (*idforgev1.Key, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	if err := s.iss.RetireKey(ctx, req.GetKey()); err != nil {
-		return nil, s.toStatus("RetireKey", err)
-	}
-	k, err := s.iss.Key(ctx, req.GetKey())
-	if err != nil {
-		return nil, s.toStatus("RetireKey", err)
-	}
-	return toKey(k), nil
+	return call(s, ctx, "RetireKey", func(ctx context.Context) (issuer.KeyState, error) {
+		if err := s.iss.RetireKey(ctx, req.GetKey()); err != nil {
+			return issuer.KeyState{}, err
+		}
+		return s.iss.Key(ctx, req.GetKey())
+	}, toKey)
 }

@@ -51,36 +51,24 @@ func (s *Server) RetireQuota(ctx context.Context, req *idforgev1.DefinitionName)
 // ListQuotas returns every quota, the file's and the API's, retired ones
 // included (GET /v1/quotas).
 func (s *Server) ListQuotas(ctx context.Context, _ *idforgev1.ListDefinitionsRequest) (*idforgev1.ListDefinitionsResponse, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	m, err := s.quotaManager()
-	if err != nil {
-		return nil, s.toStatus("ListQuotas", err)
-	}
-	list, err := m.Quotas(ctx)
-	if err != nil {
-		return nil, s.toStatus("ListQuotas", err)
-	}
-	resp := &idforgev1.ListDefinitionsResponse{Definitions: make([]*idforgev1.Definition, len(list))}
-	for i, q := range list {
-		resp.Definitions[i] = toQuotaDefinition(q)
-	}
-	return resp, nil
+	return call(s, ctx, "ListQuotas", func(ctx context.Context) ([]quota.Spec, error) {
+		m, err := s.quotaManager()
+		if err != nil {
+			return nil, err
+		}
+		return m.Quotas(ctx)
+	}, listOf(toQuotaDefinition))
 }
 
-// quotaCall runs one call on a single quota under the request timeout.
-func (s *Server) quotaCall(ctx context.Context, method string, call func(context.Context, *quota.Manager) (quota.Spec, error)) (*idforgev1.Definition, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	m, err := s.quotaManager()
-	if err != nil {
-		return nil, s.toStatus(method, err)
-	}
-	q, err := call(ctx, m)
-	if err != nil {
-		return nil, s.toStatus(method, err)
-	}
-	return toQuotaDefinition(q), nil
+// quotaCall runs one call on a single quota as call does.
+func (s *Server) quotaCall(ctx context.Context, method string, work func(context.Context, *quota.Manager) (quota.Spec, error)) (*idforgev1.Definition, error) {
+	return call(s, ctx, method, func(ctx context.Context) (quota.Spec, error) {
+		m, err := s.quotaManager()
+		if err != nil {
+			return quota.Spec{}, err
+		}
+		return work(ctx, m)
+	}, toQuotaDefinition)
 }
 
 // quotaManager returns the node's quotas, or an error wrapping

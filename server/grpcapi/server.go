@@ -136,24 +136,32 @@ func (s *Server) checkCount(what string, n int64) error {
 	return nil
 }
 
-// issue runs an issuing RPC, method: it checks the key or serial name and
-// the count n, bounds call with the server's timeout, and answers a
-// failure with its status (and a nil response).
-func issue[R any](s *Server, ctx context.Context, method, name string, n int64, call func(ctx context.Context, n int) (R, error)) (R, error) {
-	var none R
-	if err := idforge.ValidateKeyName(name); err != nil {
-		return none, s.toStatus(method, err)
-	}
-	if err := s.checkCount("count", n); err != nil {
-		return none, s.toStatus(method, err)
-	}
+// call runs the work of an RPC, method, bounded by the server's timeout,
+// and answers a failure with its status (and a nil response), a success
+// with the result as conv shows it.
+func call[T, R any](s *Server, ctx context.Context, method string, work func(context.Context) (T, error), conv func(T) R) (R, error) {
 	ctx, cancel := s.withTimeout(ctx)
 	defer cancel()
-	r, err := call(ctx, int(n))
+	v, err := work(ctx)
 	if err != nil {
+		var none R
 		return none, s.toStatus(method, err)
 	}
-	return r, nil
+	return conv(v), nil
+}
+
+// issue runs an issuing RPC, method: it checks the key or serial name and
+// the count n, then runs work as call does.
+func issue[R any](s *Server, ctx context.Context, method, name string, n int64, work func(ctx context.Context, n int) (R, error)) (R, error) {
+	err := idforge.ValidateKeyName(name)
+	if err == nil {
+		err = s.checkCount("count", n)
+	}
+	if err != nil {
+		var none R
+		return none, s.toStatus(method, err)
+	}
+	return call(s, ctx, method, func(ctx context.Context) (R, error) { return work(ctx, int(n)) }, func(r R) R { return r })
 }
 
 // Next returns one ID for a key of any strategy.
@@ -321,47 +329,36 @@ func (s *Server) Make(ctx context.Context, req *idforgev1.MakeRequest) (*idforge
 // issuer.DefaultStep, its start to issuer.DefaultStart; a snowflake key
 // takes neither.
 func (s *Server) CreateKey(ctx context.Context, req *idforgev1.CreateKeyRequest) (*idforgev1.Key, error) {
-	k, err := keyFromRequest(req)
-	if err != nil {
-		return nil, s.toStatus("CreateKey", err)
-	}
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	if err := s.iss.CreateKey(ctx, k); err != nil {
-		return nil, s.toStatus("CreateKey", err)
-	}
-	return toKey(issuer.KeyState{Key: k}), nil
+	return call(s, ctx, "CreateKey", func(ctx context.Context) (issuer.KeyState, error) {
+		k, err := keyFromRequest(req)
+		if err == nil {
+			err = s.iss.CreateKey(ctx, k)
+		}
+		return issuer.KeyState{Key: k}, err
+	}, toKey)
 }
 
 // GetKey returns one key with this node's state for it.
 func (s *Server) GetKey(ctx context.Context, req *idforgev1.GetKeyRequest) (*idforgev1.Key, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	k, err := s.iss.Key(ctx, req.GetKey())
-	if err != nil {
-		return nil, s.toStatus("GetKey", err)
-	}
-	return toKey(k), nil
+	return call(s, ctx, "GetKey", func(ctx context.Context) (issuer.KeyState, error) {
+		return s.iss.Key(ctx, req.GetKey())
+	}, toKey)
 }
 
 // ListKeys returns every key, sorted by name, and the node's snowflake
 // generator.
 func (s *Server) ListKeys(ctx context.Context, req *idforgev1.ListKeysRequest) (*idforgev1.ListKeysResponse, error) {
-	ctx, cancel := s.withTimeout(ctx)
-	defer cancel()
-	states, err := s.iss.Keys(ctx)
-	if err != nil {
-		return nil, s.toStatus("ListKeys", err)
-	}
-	resp := &idforgev1.ListKeysResponse{Keys: make([]*idforgev1.Key, len(states))}
-	for i, k := range states {
-		resp.Keys[i] = toKey(k)
-	}
-	if g := s.iss.Snowflake(); g != nil {
-		l := g.Layout()
-		resp.Snowflake = &idforgev1.SnowflakeInfo{
-			Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: timestamppb.New(l.Expires()),
+	return call(s, ctx, "ListKeys", s.iss.Keys, func(states []issuer.KeyState) *idforgev1.ListKeysResponse {
+		resp := &idforgev1.ListKeysResponse{Keys: make([]*idforgev1.Key, len(states))}
+		for i, k := range states {
+			resp.Keys[i] = toKey(k)
 		}
-	}
-	return resp, nil
+		if g := s.iss.Snowflake(); g != nil {
+			l := g.Layout()
+			resp.Snowflake = &idforgev1.SnowflakeInfo{
+				Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: timestamppb.New(l.Expires()),
+			}
+		}
+		return resp
+	})
 }

@@ -110,7 +110,7 @@ func summarise(sources []issuer.SourceStatus) map[string]sourceSummary {
 		for in := &s.Status; in != nil; in = in.Inner {
 			for _, m := range in.Members {
 				switch {
-				case m.State == "admitted":
+				case m.Admitted():
 				case len(sum.Ejected) < maxSummaryMembers:
 					sum.Ejected = append(sum.Ejected, m.Name)
 				default:

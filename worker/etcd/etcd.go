@@ -1,7 +1,6 @@
 package etcd
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"net/url"
@@ -23,16 +22,14 @@ const (
 	DefaultTTL = 10 * time.Second
 	// DefaultDialTimeout bounds the first request of Acquire when the URL
 	// sets no dial_timeout.
-	DefaultDialTimeout = 3 * time.Second
+	DefaultDialTimeout = coord.DefaultDialTimeout
 )
 
 // defaultPort is added to hosts written without one.
 const defaultPort = "2379"
 
 func init() {
-	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
-		return Open(u, opts)
-	}
+	open := holder.Opener(Open)
 	worker.Register(worker.Scheme{Name: "etcd", Form: "etcd://[user:password@]host:2379[,host2:2379…]/prefix?ttl=10s",
 		Doc: "a key bound to an etcd lease"}, open)
 	worker.Register(worker.Scheme{Name: "etcds", Form: "etcds://…", Doc: "etcd:// over TLS"}, open)
@@ -83,7 +80,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		p.ttl, err = parseTTL(v)
 		return err
 	})
-	p.dialTimeout = q.Duration("dial_timeout", DefaultDialTimeout, time.Nanosecond)
+	p.dialTimeout = coord.DialTimeout(q)
 	if err := q.Done(); err != nil {
 		return nil, err
 	}

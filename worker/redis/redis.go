@@ -64,7 +64,6 @@ type Provider struct {
 	held   holder.Holder
 	client goredis.UniversalClient
 	w      redisconn.Writer
-	owns   bool // Close closes client
 	prefix string
 	base   string // "{prefix}:"
 }
@@ -81,36 +80,10 @@ var (
 // an error wrapping idforge.ErrInvalidArgument for a nil Client, a prefix
 // with '{' or '}', a TTL under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	bad := func(format string, args ...any) (*Provider, error) {
-		return nil, fmt.Errorf("%w: redis worker: %s", idforge.ErrInvalidArgument, fmt.Sprintf(format, args...))
-	}
-	if cfg.Client == nil {
-		return bad("no client")
-	}
-	cfg.Prefix = cmp.Or(cfg.Prefix, DefaultPrefix)
-	if strings.ContainsAny(cfg.Prefix, "{}") {
-		return bad("prefix %q contains '{' or '}'; the provider adds the hash tag itself", cfg.Prefix)
-	}
-	if cfg.TTL = cmp.Or(cfg.TTL, DefaultTTL); cfg.TTL < time.Millisecond {
-		return bad("ttl %s is below 1ms", cfg.TTL)
-	}
-	if cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout); cfg.Timeout < 0 {
-		return bad("negative timeout %s", cfg.Timeout)
-	}
-	if cfg.WaitTimeout = cmp.Or(cfg.WaitTimeout, redisconn.DefaultWaitTimeout); cfg.MinReplicas < 0 || cfg.WaitTimeout < time.Millisecond {
-		return bad("negative min replicas %d or wait timeout %s under 1ms", cfg.MinReplicas, cfg.WaitTimeout)
-	}
-	known := true
-	if cfg.Name == "" {
-		cfg.Name, known = describeClient(cfg.Client)
-		cfg.Name += "?prefix=" + cfg.Prefix
-	}
-	p := &Provider{client: cfg.Client, prefix: cfg.Prefix, base: "{" + cfg.Prefix + "}:",
-		w: redisconn.Writer{Client: cfg.Client, Replication: redisconn.Replication{MinReplicas: cfg.MinReplicas, Timeout: cfg.WaitTimeout}}}
+	p := &Provider{client: cfg.Client, prefix: cmp.Or(cfg.Prefix, DefaultPrefix)}
 	p.held = holder.Holder{
 		Who:     "redis worker",
-		Name:    cfg.Name,
-		TTL:     cfg.TTL.Truncate(time.Millisecond),
+		TTL:     cfg.TTL,
 		Timeout: cfg.Timeout,
 		Renew:   p.renew,
 		Release: p.release,
@@ -120,6 +93,26 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 			Then:        "a renewal re-establishes its key once Redis answers",
 		},
 	}
+	if cfg.Client == nil {
+		return nil, p.held.Invalid("no client")
+	}
+	if strings.ContainsAny(p.prefix, "{}") {
+		return nil, p.held.Invalid("prefix %q contains '{' or '}'; the provider adds the hash tag itself", p.prefix)
+	}
+	if err := p.held.Defaults("ttl", DefaultTTL, DefaultTimeout); err != nil {
+		return nil, err
+	}
+	p.held.TTL = p.held.TTL.Truncate(time.Millisecond)
+	if cfg.WaitTimeout = cmp.Or(cfg.WaitTimeout, redisconn.DefaultWaitTimeout); cfg.MinReplicas < 0 || cfg.WaitTimeout < time.Millisecond {
+		return nil, p.held.Invalid("negative min replicas %d or wait timeout %s under 1ms", cfg.MinReplicas, cfg.WaitTimeout)
+	}
+	known := true
+	if p.held.Name = cfg.Name; cfg.Name == "" {
+		p.held.Name, known = describeClient(cfg.Client)
+		p.held.Name += "?prefix=" + p.prefix
+	}
+	p.base = "{" + p.prefix + "}:"
+	p.w = redisconn.Writer{Client: cfg.Client, Replication: redisconn.Replication{MinReplicas: cfg.MinReplicas, Timeout: cfg.WaitTimeout}}
 	p.held.Start(opts, known)
 	return p, nil
 }
@@ -146,12 +139,7 @@ func (p *Provider) Describe() string {
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	return p.held.Close(func() error {
-		if !p.owns {
-			return nil
-		}
-		return p.client.Close()
-	})
+	return p.held.Owned.Close()
 }
 
 func (p *Provider) key(kind string, id int64) string {
@@ -169,7 +157,7 @@ func (p *Provider) key(kind string, id int64) string {
 //     can be resumed (see the package doc).
 func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
 	if max < 0 {
-		return nil, fmt.Errorf("%w: redis worker: max worker ID %d is negative", idforge.ErrInvalidArgument, max)
+		return nil, p.held.Invalid("max worker ID %d is negative", max)
 	}
 	return p.held.Acquire(ctx, max, p.claim, func() error {
 		return fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",

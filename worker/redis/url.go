@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/worker"
@@ -40,11 +41,9 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 		return nil, err
 	}
 	p, err := New(cfg, opts)
-	if err != nil {
-		cfg.Client.Close()
+	if err := closeonce.Adopt(err, cfg.Client, func() *closeonce.Owned { return &p.held.Owned }); err != nil {
 		return nil, err
 	}
-	p.owns = true
 	return p, nil
 }
 

@@ -74,10 +74,13 @@ type statements struct {
 
 func (d Dialect) statements() (*statements, error) {
 	var (
-		now, stale, greatest, forUpdate string
-		schema                          string
-		lockRow                         string
-		s                               statements
+		now, stale, schema, lockRow string
+		s                           statements
+		// GREATEST and FOR UPDATE are MySQL's and PostgreSQL's; SQLite
+		// has max() and, locking the whole database, no row locks.
+		greatest, forUpdate = "GREATEST", " FOR UPDATE"
+		// lockValues is the lock row, which no worker ID can be.
+		lockValues = "INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '" + lockOwner + "', 0)"
 	)
 	switch d {
 	case MySQL:
@@ -85,8 +88,6 @@ func (d Dialect) statements() (*statements, error) {
 		// session time zone, where daylight saving makes NOW() jump.
 		now = "UTC_TIMESTAMP(3)"
 		stale = "UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND"
-		greatest = "GREATEST"
-		forUpdate = " FOR UPDATE"
 		schema = `CREATE TABLE IF NOT EXISTS idforge_workers (
 	worker_id INT NOT NULL PRIMARY KEY,
 	owner VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
@@ -94,7 +95,7 @@ func (d Dialect) statements() (*statements, error) {
 	heartbeat_at DATETIME(3) NULL DEFAULT NULL,
 	last_ms BIGINT NOT NULL DEFAULT 0
 ) ENGINE=InnoDB`
-		lockRow = "INSERT INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '" + lockOwner + "', 0) ON DUPLICATE KEY UPDATE worker_id = worker_id"
+		lockRow = "INSERT " + lockValues + " ON DUPLICATE KEY UPDATE worker_id = worker_id"
 		s.staleArg = func(d time.Duration) any { return d.Microseconds() }
 		s.transient = func(err error) bool {
 			var me *mysql.MySQLError
@@ -104,8 +105,6 @@ func (d Dialect) statements() (*statements, error) {
 	case Postgres:
 		now = "now()"
 		stale = "now() - make_interval(secs => ?)"
-		greatest = "GREATEST"
-		forUpdate = " FOR UPDATE"
 		schema = `CREATE TABLE IF NOT EXISTS idforge_workers (
 	worker_id integer PRIMARY KEY,
 	owner varchar(255) NOT NULL,
@@ -113,7 +112,7 @@ func (d Dialect) statements() (*statements, error) {
 	heartbeat_at timestamptz,
 	last_ms bigint NOT NULL DEFAULT 0
 )`
-		lockRow = "INSERT INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '" + lockOwner + "', 0) ON CONFLICT (worker_id) DO NOTHING"
+		lockRow = "INSERT " + lockValues + " ON CONFLICT (worker_id) DO NOTHING"
 		s.staleArg = func(d time.Duration) any { return d.Seconds() }
 		s.transient = func(err error) bool {
 			var pe *pgconn.PgError
@@ -131,7 +130,7 @@ func (d Dialect) statements() (*statements, error) {
 	case SQLite:
 		now = "strftime('%Y-%m-%d %H:%M:%f', 'now')"
 		stale = "strftime('%Y-%m-%d %H:%M:%f', 'now', ?)"
-		greatest = "max"
+		greatest, forUpdate = "max", ""
 		schema = `CREATE TABLE IF NOT EXISTS idforge_workers (
 	worker_id INTEGER PRIMARY KEY,
 	owner TEXT NOT NULL,
@@ -139,7 +138,7 @@ func (d Dialect) statements() (*statements, error) {
 	heartbeat_at TEXT,
 	last_ms INTEGER NOT NULL DEFAULT 0
 )`
-		lockRow = "INSERT OR IGNORE INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '" + lockOwner + "', 0)"
+		lockRow = "INSERT OR IGNORE " + lockValues
 		s.staleArg = func(d time.Duration) any {
 			return "-" + strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + " seconds"
 		}

@@ -58,7 +58,6 @@ type Config struct {
 type Provider struct {
 	held    holder.Holder // its TTL is StaleAfter
 	db      *sql.DB
-	owns    bool // Close closes db
 	dialect Dialect
 	sql     *statements
 
@@ -82,23 +81,7 @@ var (
 // idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
 // longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	bad := func(format string, args ...any) (*Provider, error) {
-		return nil, fmt.Errorf("%w: sql worker: %s", idforge.ErrInvalidArgument, fmt.Sprintf(format, args...))
-	}
-	if cfg.DB == nil {
-		return bad("no database")
-	}
-	stmts, err := cfg.Dialect.statements()
-	if err != nil {
-		return bad("%v", err)
-	}
-	if cfg.StaleAfter = cmp.Or(cfg.StaleAfter, DefaultStaleAfter); cfg.StaleAfter < time.Millisecond {
-		return bad("stale_after %s is below 1ms", cfg.StaleAfter)
-	}
-	if cfg.Timeout = cmp.Or(cfg.Timeout, DefaultTimeout); cfg.Timeout < 0 {
-		return bad("negative timeout %s", cfg.Timeout)
-	}
-	p := &Provider{db: cfg.DB, dialect: cfg.Dialect, sql: stmts}
+	p := &Provider{db: cfg.DB, dialect: cfg.Dialect}
 	p.held = holder.Holder{
 		Who:     "sql worker",
 		Name:    cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
@@ -113,9 +96,19 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 			Then:        "a renewal re-establishes its row once the database answers",
 		},
 	}
+	if cfg.DB == nil {
+		return nil, p.held.Invalid("no database")
+	}
+	var err error
+	if p.sql, err = cfg.Dialect.statements(); err != nil {
+		return nil, p.held.Invalid("%v", err)
+	}
+	if err := p.held.Defaults("stale_after", DefaultStaleAfter, DefaultTimeout); err != nil {
+		return nil, err
+	}
 	p.held.Start(opts, cfg.Name != "")
 	if len(p.held.Owner) > 255 {
-		return bad("owner %.40q… is longer than 255 bytes", p.held.Owner)
+		return nil, p.held.Invalid("owner %.40q… is longer than 255 bytes", p.held.Owner)
 	}
 	return p, nil
 }
@@ -129,12 +122,7 @@ func (p *Provider) Describe() string {
 // Leases still held stop being renewed and end within their validity. It
 // is idempotent.
 func (p *Provider) Close() error {
-	return p.held.Close(func() error {
-		if !p.owns {
-			return nil
-		}
-		return p.db.Close()
-	})
+	return p.held.Owned.Close()
 }
 
 // Acquire claims a worker ID in [0, max]: the row this owner holds, else
@@ -148,7 +136,7 @@ func (p *Provider) Close() error {
 //     fails) and no cached ID can be resumed (see the package doc).
 func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
 	if max < 0 || max > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: sql worker: max worker ID %d is outside 0..%d", idforge.ErrInvalidArgument, max, math.MaxInt32)
+		return nil, p.held.Invalid("max worker ID %d is outside 0..%d", max, math.MaxInt32)
 	}
 	return p.held.Acquire(ctx, max, p.claim, func() error {
 		return fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",

@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 	"github.com/idforge/idforge/internal/dsn/pgdsn"
@@ -53,10 +55,7 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 	if err := q.Err(); err != nil {
 		return nil, err
 	}
-	timeout := cfg.Timeout
-	if timeout == 0 {
-		timeout = DefaultTimeout
-	}
+	timeout := cmp.Or(cfg.Timeout, DefaultTimeout)
 
 	var err error
 	switch u.Scheme {
@@ -81,11 +80,9 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 	cfg.DB.SetMaxOpenConns(maxConns)
 	cfg.DB.SetMaxIdleConns(maxConns)
 	p, err := New(cfg, opts)
-	if err != nil {
-		cfg.DB.Close()
+	if err := closeonce.Adopt(err, cfg.DB, func() *closeonce.Owned { return &p.held.Owned }); err != nil {
 		return nil, err
 	}
-	p.owns = true
 	return p, nil
 }
 

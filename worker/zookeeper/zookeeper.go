@@ -1,7 +1,6 @@
 package zookeeper
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/url"
@@ -27,7 +26,7 @@ const (
 	DefaultMaxDrift = 5 * time.Second
 	// DefaultDialTimeout bounds the wait for a session in Acquire when the
 	// URL sets no dial_timeout.
-	DefaultDialTimeout = 3 * time.Second
+	DefaultDialTimeout = coord.DefaultDialTimeout
 	// ReportInterval is how often a node writes its time to its nodes, as
 	// Leaf does.
 	ReportInterval = 3 * time.Second
@@ -36,9 +35,7 @@ const (
 const defaultPort = "2181"
 
 func init() {
-	open := func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
-		return Open(u, opts)
-	}
+	open := holder.Opener(Open)
 	for _, scheme := range []string{"zk", "zookeeper"} {
 		worker.Register(worker.Scheme{Name: scheme, Form: scheme + "://[user:password@]host:2181[,host2:2181…]/name?session_timeout=10s",
 			Doc: "a Leaf-snowflake sequential node in ZooKeeper"}, open)
@@ -86,7 +83,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 	}
 	p.sessionTimeout = q.Duration("session_timeout", DefaultSessionTimeout, time.Nanosecond)
 	p.maxDrift = q.Duration("max_drift", DefaultMaxDrift, time.Nanosecond)
-	p.dialTimeout = q.Duration("dial_timeout", DefaultDialTimeout, time.Nanosecond)
+	p.dialTimeout = coord.DialTimeout(q)
 	if err := q.Done(); err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence"
 )
 
 // errExhausted marks a member that can never serve again.
@@ -44,17 +45,17 @@ func New(n int, rescue time.Duration) *Rotor {
 // Len returns the number of members.
 func (r *Rotor) Len() int { return len(r.downUntil) }
 
-// State returns member i's state at now: "admitted", "ejected" (set aside
-// until the time returned) or "exhausted", the words of
-// sequence.MemberStatus.State.
+// State returns member i's state at now, as sequence.MemberStatus.State
+// words it: admitted, ejected (set aside until the time returned) or
+// exhausted.
 func (r *Rotor) State(i int, now time.Time) (string, time.Time) {
 	switch d := r.downUntil[i].Load(); {
 	case d == gone:
-		return "exhausted", time.Time{}
+		return sequence.MemberExhausted, time.Time{}
 	case d > now.UnixNano():
-		return "ejected", time.Unix(0, d)
+		return sequence.MemberEjected, time.Unix(0, d)
 	}
-	return "admitted", time.Time{}
+	return sequence.MemberAdmitted, time.Time{}
 }
 
 // Do calls fn with member indexes, starting with the next in turn and

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/idforge/idforge/internal/dsn"
 )
@@ -27,4 +28,15 @@ func ParseURL(u *url.URL, path, defaultPort string, schemes ...string) (*dsn.Que
 		return nil, nil, q.Errorf("%v", err)
 	}
 	return q, hosts, nil
+}
+
+// DefaultDialTimeout is how long Acquire waits for its first contact with
+// the coordinator (etcd's first answer, a ZooKeeper session) before it
+// resumes the cached ID, when the URL sets no dial_timeout.
+const DefaultDialTimeout = 3 * time.Second
+
+// DialTimeout reads the URL's dial_timeout (DefaultDialTimeout when it
+// sets none) from q.
+func DialTimeout(q *dsn.Query) time.Duration {
+	return q.Duration("dial_timeout", DefaultDialTimeout, time.Nanosecond)
 }

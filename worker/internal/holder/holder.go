@@ -4,22 +4,39 @@
 // the Redis and SQL providers share: an ID is held by a key or row that
 // lapses unless renewed, every call to the coordinator is bounded by one
 // timeout, and when the coordinator fails at start-up the node resumes
-// its cached ID. A provider plugs its protocol (claim, renew, release)
-// and its words for messages into a Holder.
+// its cached ID; the Holder also checks their shared settings (TTL,
+// timeout: Defaults), words their configuration errors (Invalid) and
+// closes the client an opener made (Owned). A provider plugs its
+// protocol (claim, renew, release) and its words for messages into a
+// Holder. Opener adapts the context-free Open of etcd and ZooKeeper.
 package holder
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"net/url"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 )
+
+// Opener is the worker.Opener of a provider whose open needs no context:
+// it answers a nil Provider, not a nil *P, when open fails.
+func Opener[P worker.Provider](open func(*url.URL, worker.Options) (P, error)) worker.Opener {
+	return func(_ context.Context, u *url.URL, opts worker.Options) (worker.Provider, error) {
+		p, err := open(u, opts)
+		if err != nil {
+			return nil, err
+		}
+		return p, nil
+	}
+}
 
 // Node is what a coordinated provider keeps of this node's
 // worker.Options. Make it with NewNode.
@@ -74,8 +91,30 @@ type Holder struct {
 	// Node is set by Start.
 	Node
 
-	closeOnce sync.Once
-	closeErr  error
+	// Owned is the coordinator's client when the provider's opener made
+	// it (closeonce.Adopt): the provider's Close closes it.
+	Owned closeonce.Owned
+}
+
+// Invalid returns an error of the provider's, Who and the message,
+// wrapping idforge.ErrInvalidArgument: for its Config and arguments.
+func (h *Holder) Invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s: %s", idforge.ErrInvalidArgument, h.Who, fmt.Sprintf(format, args...))
+}
+
+// Defaults sets TTL and Timeout, where they are 0, to ttl and timeout,
+// the provider's defaults, and checks them: TTL at least 1ms (named
+// ttlName in the message, as the provider's Config and URL call it),
+// Timeout not negative.
+func (h *Holder) Defaults(ttlName string, ttl, timeout time.Duration) error {
+	h.TTL, h.Timeout = cmp.Or(h.TTL, ttl), cmp.Or(h.Timeout, timeout)
+	if h.TTL < time.Millisecond {
+		return h.Invalid("%s %s is below 1ms", ttlName, h.TTL)
+	}
+	if h.Timeout < 0 {
+		return h.Invalid("negative timeout %s", h.Timeout)
+	}
+	return nil
 }
 
 // Start sets the Node from this node's opts (see NewNode), keeping a
@@ -126,11 +165,4 @@ func (h *Holder) renewal(id int64) worker.RenewalConfig {
 	}
 	return worker.RenewalConfig{ID: id, TTL: h.TTL, Renew: bounded(h.Renew), Release: bounded(h.Release),
 		Cache: h.Cache, Logger: h.Logger, Clock: h.Clock}
-}
-
-// Close runs close, which closes the coordinator's connection if the
-// provider opened it, once, and returns its error every time.
-func (h *Holder) Close(close func() error) error {
-	h.closeOnce.Do(func() { h.closeErr = close() })
-	return h.closeErr
 }
