@@ -6,15 +6,16 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // Store is an in-memory idforge.Store. The zero value is not usable; call New.
@@ -80,25 +81,28 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	if err := s.check(); err != nil {
 		return idforge.Segment{}, err
 	}
-	k, ok := s.keys[key]
-	if !ok || k.Strategy != idforge.StrategySegment {
-		return idforge.Segment{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	k, err := s.segmentKey(key)
+	if err != nil {
+		return idforge.Segment{}, err
 	}
-	if step == 0 {
-		step = k.Step
+	if err := cmp.Or(claim.CheckStep(key, step), claim.Unclaimable(key, k.MaxID, k.Step, step)); err != nil {
+		return idforge.Segment{}, err
 	}
-	if step <= 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: step %d for key %q", idforge.ErrInvalidArgument, step, key)
-	}
-	if k.MaxID > math.MaxInt64-step {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, k.MaxID, step)
-	}
-	seg := idforge.Segment{Start: k.MaxID, End: k.MaxID + step, Step: k.Step}
-	k.MaxID = seg.End
+	k.MaxID += cmp.Or(step, k.Step)
+	seg := claim.Claimed(k.MaxID, k.Step, step)
 	k.Updated = time.Now()
 	s.keys[key] = k
 	s.claims++
 	return seg, nil
+}
+
+// segmentKey returns the segment key of that name, under the lock.
+func (s *Store) segmentKey(key string) (idforge.Key, error) {
+	k, ok := s.keys[key]
+	if !ok || k.Strategy != idforge.StrategySegment {
+		return k, claim.NotSegmentKey(key, string(k.Strategy))
+	}
+	return k, nil
 }
 
 // ReturnSegment implements idforge.SegmentReturner.
@@ -108,12 +112,12 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	k, ok := s.keys[key]
-	if !ok || k.Strategy != idforge.StrategySegment {
-		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
-	if from > to {
-		return false, fmt.Errorf("%w: returning [%d, %d) for key %q", idforge.ErrInvalidArgument, from, to, key)
+	k, err := s.segmentKey(key)
+	if err != nil {
+		return false, err
 	}
 	if k.MaxID != to {
 		return false, nil

@@ -41,7 +41,7 @@ func (d *defDoc) get() (idforge.Definition, error) {
 // to run `idforge migrate` on a database without idforge's collections;
 // ErrClosed after Close.
 func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := d.Validate(); err != nil {
@@ -57,7 +57,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 // ErrUnknownKey when there is no such definition and idforge.ErrRetired
 // when it is retired.
 func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := d.Validate(); err != nil {
@@ -77,7 +77,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 // CreateDefinition's, with ErrUnknownKey when there is no such
 // definition.
 func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	upd := bson.D{{Key: "$set", Value: bson.D{{Key: "retired", Value: true}, {Key: "update_time", Value: time.Now().UTC()}}}}
@@ -99,7 +99,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name string, live bo
 	}
 	res, err := s.defs.UpdateOne(cctx, filter, upd)
 	if err != nil {
-		return s.wrap(cctx, err, what)
+		return s.life.Wrap(cctx, err, what)
 	}
 	if res.MatchedCount > 0 {
 		return nil

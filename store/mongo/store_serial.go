@@ -31,7 +31,7 @@ func (d *serialDoc) get() (idforge.Serial, error) {
 // that name exists; an error saying to run `idforge migrate` on a
 // database without idforge's collections; ErrClosed after Close.
 func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := def.Validate(); err != nil {

@@ -97,10 +97,10 @@ type scanned[T any] interface {
 // bounded by the store's timeout, and the error noTable makes while the
 // table does not exist. The caller defers cancel in every case.
 func (s *Store) start(ctx context.Context, t optionalTable, what string) (context.Context, context.CancelFunc, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return ctx, func() {}, err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	return ctx, cancel, s.optionalTable(ctx, t, what)
 }
 
@@ -122,12 +122,12 @@ func listRows[R any, PR scanned[R], T any](ctx context.Context, s *Store, t opti
 	for rows.Next() {
 		r := PR(new(R))
 		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, s.wrap(ctx, err, what)
+			return nil, s.life.Wrap(ctx, err, what)
 		}
 		out = append(out, value(r))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, err, what)
+		return nil, s.life.Wrap(ctx, err, what)
 	}
 	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
 	return out, nil
@@ -142,7 +142,7 @@ func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string)
 	}
 	var ok bool
 	if err := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); err != nil {
-		return s.wrap(ctx, err, "look for table "+t.name)
+		return s.life.Wrap(ctx, err, "look for table "+t.name)
 	}
 	if !ok {
 		return s.noTable(t, what)
@@ -155,14 +155,14 @@ func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string)
 // when the table has gone since it was seen (dropped by hand) it returns
 // the error noTable makes.
 func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what string) error {
-	if ctx.Err() == nil && !s.closed.Load() {
+	if ctx.Err() == nil && !s.life.Closed() {
 		var ok bool
 		if qerr := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); qerr == nil && !ok {
 			t.has.Store(false)
 			return s.noTable(t, what)
 		}
 	}
-	return s.wrap(ctx, err, what)
+	return s.life.Wrap(ctx, err, what)
 }
 
 // noTable is the error for a database without an optional table. It wraps
@@ -170,7 +170,7 @@ func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what s
 // rather than as a server error.
 func (s *Store) noTable(t optionalTable, what string) error {
 	return fmt.Errorf("%w: %s: %s: database %s has no table %s, which %s are kept in: run `idforge migrate`",
-		idforge.ErrInvalidArgument, s.d.Name, what, s.name, t.name, t.kept)
+		idforge.ErrInvalidArgument, s.d.Name, what, s.life.DB, t.name, t.kept)
 }
 
 // serialRow is an idforge_serials row as scanned.
