@@ -127,7 +127,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
 	s := &Store{life: claim.Life{Backend: "mongodb", DB: serverName(cfg.Client) + "/" + dbName, Timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
 		Log: cmp.Or(cfg.Logger, slog.Default()), Gone: func(err error) bool { return errors.Is(err, mongo.ErrClientDisconnected) }}}
-	s.retry = claim.Retry{Life: &s.life, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0), Transient: transient}
+	s.retry = claim.Retry{Life: &s.life, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0), Classify: classify}
 	client, err := mongo.Connect(cfg.Client)
 	if err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.life.DB, err)
@@ -212,15 +212,7 @@ func (s *Store) missing(ctx context.Context) ([]string, error) {
 // Ping reports whether the primary answers and the database has been
 // migrated. It returns an error wrapping idforge.ErrClosed after Close.
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel, err := s.life.Begin(ctx)
-	defer cancel()
-	if err != nil {
-		return err
-	}
-	if err := s.client.Ping(ctx, readpref.Primary()); err != nil {
-		return s.life.Wrap(ctx, err, "ping")
-	}
-	return s.check(ctx)
+	return s.life.Ping(ctx, s.check, func(ctx context.Context) error { return s.client.Ping(ctx, readpref.Primary()) })
 }
 
 // Close disconnects from the server. It is idempotent: later calls return
@@ -246,14 +238,6 @@ func (s *Store) start(ctx context.Context) (context.Context, context.CancelFunc,
 	return ctx, cancel, err
 }
 
-// transient reports whether retrying a claim may cure err: the failures
-// of the connection claim.Transient knows, the driver's network
-// errors, no server to select, and the server's errors that say so (a
-// primary stepping down or shutting down, a write concern not met).
-func transient(err error) bool {
-	return claim.Transient(err, classify)
-}
-
 // retryableCodes are server error codes after which the next attempt may
 // find a primary: HostUnreachable, HostNotFound, WriteConcernFailed,
 // NetworkTimeout, ShutdownInProgress, PrimarySteppedDown,
@@ -262,6 +246,10 @@ func transient(err error) bool {
 // NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
 var retryableCodes = []int{6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436}
 
+// classify is claim.Retry.Classify: retrying a claim may cure the
+// driver's network errors, no server to select, and the server's errors
+// that say so (a primary stepping down or shutting down, a write concern
+// not met).
 func classify(err error) (transient, known bool) {
 	if mongo.IsNetworkError(err) {
 		return true, true

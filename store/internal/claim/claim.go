@@ -2,10 +2,10 @@
 // a segment claim: which failures are worth a retry (Transient), how long
 // to wait before one (Backoff), the retry loop itself (Segment), which
 // errors are the answer about a key (IsVerdict, NotSegmentKey,
-// NotMigrated), the hand-back of a range (Return), the per-call timeout
-// (Context), how a driver error is reported (Wrap, Closed) and a store's
-// open-or-closed state (Life). store/internal/sqlstore and store/mongo
-// use it; store/redis its errors about keys.
+// NotMigrated, CheckStep, CheckReturn), and a store's open-or-closed
+// state, per-call timeout, error wrapping, Ping and hand-back of a range
+// (Life). store/internal/sqlstore and store/mongo use it; store/redis and
+// store/memstore its checks and errors.
 package claim
 
 import (
@@ -71,18 +71,6 @@ func Backoff(ctx context.Context, attempt int) bool {
 	return wait.For(ctx, d) == nil
 }
 
-// Context applies timeout to ctx unless ctx ends earlier; a negative
-// timeout means none.
-func Context(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout < 0 {
-		return ctx, func() {}
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, timeout)
-}
-
 // ErrChanged is what an attempt returns when the stored row or document
 // changed between its reads and its write: Segment tries again at once, a
 // bounded number of times.
@@ -93,14 +81,15 @@ type Retry struct {
 	Life    *Life  // the store's: its names, timeout, log and whether it is closed
 	Thing   string // what ErrChanged is about: "row", "document"
 	Retries int    // retries after a transient failure
-	// Transient reports whether a failure may be cured by a retry.
-	Transient func(error) bool
+	// Classify is the backend's judge of its driver's errors (see
+	// Transient); nil for none.
+	Classify func(err error) (transient, known bool)
 }
 
 // Segment claims step IDs of key (0: its stored step) with attempt until
 // it succeeds, gives a verdict (IsVerdict), fails for a reason no retry
 // cures, or r.Retries retries with Backoff are spent, all within the
-// store's Timeout (see Context). It returns an error wrapping
+// store's Timeout (see Life.Context). It returns an error wrapping
 // idforge.ErrClosed when the store is closed and one wrapping
 // idforge.ErrInvalidArgument for a negative step, before any attempt. A
 // claim whose outcome was unknown (a reply lost) and is retried leaves a
@@ -126,7 +115,7 @@ func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(
 		case IsVerdict(err):
 			return idforge.Segment{}, err
 		}
-		if l.Closed() || tries >= r.Retries || !r.Transient(err) {
+		if l.Closed() || tries >= r.Retries || !Transient(err, r.Classify) {
 			return idforge.Segment{}, l.Wrap(ctx, err, what)
 		}
 		l.Log.Warn(l.Backend+": claim failed, retrying", "db", l.DB, "key", key, "attempt", tries+1, "err", err)
@@ -190,53 +179,14 @@ func OpenErr(err error, forMigrate bool) error {
 // idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
 // returns nil when the claim can be made.
 func Unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
+	used := cmp.Or(step, rowStep)
+	if step == 0 && used <= 0 {
+		return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
 	}
 	if maxID > math.MaxInt64-used {
 		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
 	}
 	return nil
-}
-
-// Return is a store's ReturnSegment (idforge.SegmentReturner): it sets
-// key's max_id back to from if, and only if, it is still to, and reports
-// whether it did; from == to succeeds without a change when max_id is to.
-// After the checks (ErrClosed after Close; ErrInvalidArgument when from >
-// to or from < 1) and within the store's Timeout, ready checks that the
-// store has its tables, set makes the compare-and-set, reporting whether
-// it matched a segment key, and, when it did not, exists tells a key that
-// has moved on (false, nil) from an unknown one (ErrUnknownKey). The
-// errors of set and exists are wrapped (Life.Wrap), not retried: a lost
-// hand-back only leaves a gap.
-func (l *Life) Return(ctx context.Context, key string, from, to int64, ready func(context.Context) error, set, exists func(context.Context) (bool, error)) (bool, error) {
-	if err := cmp.Or(l.CheckOpen(), CheckReturn(key, from, to)); err != nil {
-		return false, err
-	}
-	ctx, cancel := l.Context(ctx)
-	defer cancel()
-	if err := ready(ctx); err != nil {
-		return false, err
-	}
-	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
-	matched, err := set(ctx)
-	switch {
-	case err != nil:
-		return false, l.Wrap(ctx, err, what)
-	case matched:
-		return true, nil
-	}
-	has, err := exists(ctx)
-	if err != nil {
-		return false, l.Wrap(ctx, err, what)
-	}
-	if !has {
-		return false, NotSegmentKey(key, "")
-	}
-	return false, nil
 }
 
 // CheckStep returns an error wrapping idforge.ErrInvalidArgument for a

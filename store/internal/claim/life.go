@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,17 +49,34 @@ func (l *Life) closedErr() error {
 
 // Context applies the store's timeout to ctx unless ctx ends earlier.
 func (l *Life) Context(ctx context.Context) (context.Context, context.CancelFunc) {
-	return Context(ctx, l.Timeout)
+	if dl, ok := ctx.Deadline(); l.Timeout < 0 || ok && time.Until(dl) <= l.Timeout {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, l.Timeout)
 }
 
 // Begin starts a call: CheckOpen's error, or nil, and ctx bounded by the
 // store's timeout. The caller defers cancel in every case.
 func (l *Life) Begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	if err := l.CheckOpen(); err != nil {
-		return ctx, func() {}, err
-	}
 	ctx, cancel := l.Context(ctx)
-	return ctx, cancel, nil
+	return ctx, cancel, l.CheckOpen()
+}
+
+// Ping is a store's Ping: CheckOpen's error, or, within the store's
+// timeout, ready's (the store has its tables), or ping's, the server's
+// answer, wrapped.
+func (l *Life) Ping(ctx context.Context, ready, ping func(context.Context) error) error {
+	ctx, cancel, err := l.Begin(ctx)
+	defer cancel()
+	if err == nil {
+		err = ready(ctx)
+	}
+	if err == nil {
+		if err = ping(ctx); err != nil {
+			return l.Wrap(ctx, err, "ping")
+		}
+	}
+	return err
 }
 
 // Close marks the store closed, then releases its connections with
@@ -87,4 +105,41 @@ func (l *Life) Wrap(ctx context.Context, err error, what string) error {
 		return fmt.Errorf("%s: %s: %w (%v)", l.Backend, what, cerr, err)
 	}
 	return fmt.Errorf("%s: %s: %w", l.Backend, what, err)
+}
+
+// Return is a store's ReturnSegment (idforge.SegmentReturner): it sets
+// key's max_id back to from if, and only if, it is still to, and reports
+// whether it did; from == to succeeds without a change when max_id is to.
+// After the checks (ErrClosed after Close; ErrInvalidArgument when from >
+// to or from < 1) and within the store's Timeout, ready checks that the
+// store has its tables, set makes the compare-and-set, reporting whether
+// it matched a segment key, and, when it did not, exists tells a key that
+// has moved on (false, nil) from an unknown one (ErrUnknownKey). The
+// errors of set and exists are wrapped (Life.Wrap), not retried: a lost
+// hand-back only leaves a gap.
+func (l *Life) Return(ctx context.Context, key string, from, to int64, ready func(context.Context) error, set, exists func(context.Context) (bool, error)) (bool, error) {
+	if err := cmp.Or(l.CheckOpen(), CheckReturn(key, from, to)); err != nil {
+		return false, err
+	}
+	ctx, cancel := l.Context(ctx)
+	defer cancel()
+	if err := ready(ctx); err != nil {
+		return false, err
+	}
+	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
+	matched, err := set(ctx)
+	switch {
+	case err != nil:
+		return false, l.Wrap(ctx, err, what)
+	case matched:
+		return true, nil
+	}
+	has, err := exists(ctx)
+	if err != nil {
+		return false, l.Wrap(ctx, err, what)
+	}
+	if !has {
+		return false, NotSegmentKey(key, "")
+	}
+	return false, nil
 }

@@ -91,9 +91,9 @@ type Statements struct {
 	// idforge_keys and idforge_serials, and of idforge_fence when the
 	// dialect has a fence, as the other statements find those tables.
 	Columns string
-	// KeysTable tells, as one boolean, whether idforge_keys exists;
-	// SerialsTable whether idforge_serials does.
-	KeysTable, SerialsTable string
+	// TableExists tells, as one boolean, whether a table (name) exists
+	// where the other statements would find it.
+	TableExists string
 	// Ping checks the server and that leaf_alloc is readable; one boolean.
 	Ping string
 
@@ -145,14 +145,13 @@ type Statements struct {
 	// a row (name, template, time_zone, description).
 	Serial, Serials, InsertSerial string
 
-	// DefinitionsTable tells, as one boolean, whether idforge_definitions
-	// exists. Definition (kind, name) and Definitions (kind) read kind,
+	// Definition (kind, name) and Definitions (kind) read kind,
 	// name, spec, description, retired (a boolean) and update_time;
 	// InsertDefinition adds a live row (kind, name, spec, description);
 	// UpdateDefinition sets spec and description of a live row (spec,
 	// description, kind, name); RetireDefinition marks a row retired
 	// (kind, name). Both set update_time.
-	DefinitionsTable, Definition, Definitions            string
+	Definition, Definitions                              string
 	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
@@ -296,8 +295,7 @@ func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialec
 		d:    d,
 		life: claim.Life{Backend: d.Name, DB: name, Timeout: set.Timeout, Log: set.Logger},
 	}
-	s.retry = claim.Retry{Life: &s.life, Thing: "row", Retries: max(set.Retries, 0),
-		Transient: func(err error) bool { return claim.Transient(err, d.ClassifyError) }}
+	s.retry = claim.Retry{Life: &s.life, Thing: "row", Retries: max(set.Retries, 0), Classify: d.ClassifyError}
 	s.db.SetMaxOpenConns(set.MaxOpenConns)
 	s.db.SetMaxIdleConns(max(set.MaxIdleConns, 0))
 	s.db.SetConnMaxLifetime(max(set.ConnMaxLifetime, 0))
@@ -366,6 +364,12 @@ func (s *Store) ready(ctx context.Context) (*schema, error) {
 		return sch, nil
 	}
 	return s.load(ctx)
+}
+
+// readyErr is ready for callers that need only its error.
+func (s *Store) readyErr(ctx context.Context) error {
+	_, err := s.ready(ctx)
+	return err
 }
 
 // load inspects leaf_alloc, idforge_keys and idforge_serials, checks that
@@ -500,38 +504,22 @@ func (s *Store) checkColumns(table string, have map[string]bool, want ...string)
 	return nil
 }
 
-// keysTable reports whether idforge_keys exists, looking again when it
-// did not: `idforge migrate` may have created it since.
-func (s *Store) keysTable(ctx context.Context) (bool, error) {
-	if s.hasKeys.Load() {
-		return true, nil
-	}
-	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.KeysTable).Scan(&ok); err != nil {
-		return false, s.life.Wrap(ctx, err, "look for table idforge_keys")
-	}
-	if ok {
-		s.hasKeys.Store(true)
-	}
-	return ok, nil
+// keysTable reports whether idforge_keys exists (see seen).
+func (s *Store) keysTable(ctx context.Context) (bool, error) { return s.seen(ctx, s.keysT()) }
+
+// keysT is idforge_keys, which a plain Leaf database lacks: it then
+// serves segment keys only.
+func (s *Store) keysT() optionalTable {
+	return optionalTable{&s.hasKeys, "idforge_keys", "keys other than segment keys"}
 }
 
 // Ping reports whether the database answers and leaf_alloc can be read.
 // It returns an error wrapping idforge.ErrClosed after Close.
 func (s *Store) Ping(ctx context.Context) error {
-	ctx, cancel, err := s.life.Begin(ctx)
-	defer cancel()
-	if err != nil {
-		return err
-	}
-	if _, err := s.ready(ctx); err != nil {
-		return err
-	}
-	var rows bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows); err != nil {
-		return s.life.Wrap(ctx, err, "ping")
-	}
-	return nil
+	return s.life.Ping(ctx, s.readyErr, func(ctx context.Context) error {
+		var rows bool
+		return s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows)
+	})
 }
 
 // Close closes the statements and connections. It is idempotent: later

@@ -119,7 +119,7 @@ func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definit
 
 // defsT is idforge_definitions, which `idforge migrate` creates.
 func (s *Store) defsT() optionalTable {
-	return optionalTable{&s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions"}
+	return optionalTable{&s.hasDefs, DefinitionsTable, "operators' definitions"}
 }
 
 // defRow is an idforge_definitions row as scanned.

@@ -43,8 +43,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		return err
 	}
 	if k.Strategy != idforge.StrategySegment && !hasKeys {
-		return fmt.Errorf("%s: %s: database %s has no table idforge_keys, which %s keys are kept in: run `idforge migrate`",
-			s.d.Name, what, s.life.DB, k.Strategy)
+		return s.noTable(s.keysT(), what)
 	}
 
 	errTaken := fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)

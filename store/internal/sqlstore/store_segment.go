@@ -190,10 +190,7 @@ func (s *Store) notSegmentKey(ctx context.Context, key string) error {
 // when leaf_alloc has no such row; ErrClosed after Close; the driver's
 // error otherwise (not retried: a lost hand-back only leaves a gap).
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
-	return s.life.Return(ctx, key, from, to, func(ctx context.Context) error {
-		_, err := s.ready(ctx)
-		return err
-	}, func(ctx context.Context) (bool, error) {
+	return s.life.Return(ctx, key, from, to, s.readyErr, func(ctx context.Context) (bool, error) {
 		res, err := s.db.ExecContext(ctx, s.d.SQL.Return, from, key, to)
 		if err != nil {
 			return false, err

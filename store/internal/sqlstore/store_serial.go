@@ -73,17 +73,16 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 
 // serialsT is idforge_serials, which `idforge migrate` creates.
 func (s *Store) serialsT() optionalTable {
-	return optionalTable{&s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions"}
+	return optionalTable{&s.hasSerials, "idforge_serials", "serial definitions"}
 }
 
 // optionalTable is a table that an older `idforge migrate` did not
 // create: calls on it look for it until it is seen, and say to run
 // `idforge migrate` while it is missing.
 type optionalTable struct {
-	has    *atomic.Bool // it was seen
-	exists string       // the dialect's statement telling whether it exists
-	name   string
-	kept   string // what the table keeps, for the error
+	has  *atomic.Bool // it was seen
+	name string
+	kept string // what the table keeps, for the error
 }
 
 // A scanned is a row type of an optional table: dest lists the fields
@@ -133,22 +132,36 @@ func listRows[R any, PR scanned[R], T any](ctx context.Context, s *Store, t opti
 	return out, nil
 }
 
-// optionalTable returns nil when t exists, looking again when it was not
-// seen: `idforge migrate` may have created it since. Otherwise it returns
-// the error noTable makes.
+// optionalTable returns nil when t exists (see seen), otherwise the error
+// noTable makes.
 func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string) error {
-	if t.has.Load() {
-		return nil
-	}
-	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); err != nil {
-		return s.life.Wrap(ctx, err, "look for table "+t.name)
-	}
-	if !ok {
+	ok, err := s.seen(ctx, t)
+	if err == nil && !ok {
 		return s.noTable(t, what)
 	}
-	t.has.Store(true)
-	return nil
+	return err
+}
+
+// seen reports whether t exists, looking again while it has not been
+// seen: `idforge migrate` may have created it since.
+func (s *Store) seen(ctx context.Context, t optionalTable) (bool, error) {
+	if t.has.Load() {
+		return true, nil
+	}
+	ok, err := s.exists(ctx, t)
+	if ok {
+		t.has.Store(true)
+	}
+	return ok, err
+}
+
+// exists asks the database whether t exists.
+func (s *Store) exists(ctx context.Context, t optionalTable) (bool, error) {
+	var ok bool
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.TableExists, t.name).Scan(&ok); err != nil {
+		return false, s.life.Wrap(ctx, err, "look for table "+t.name)
+	}
+	return ok, nil
 }
 
 // tableErr is wrap for the statements on an optional table, except that
@@ -156,8 +169,7 @@ func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string)
 // the error noTable makes.
 func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what string) error {
 	if ctx.Err() == nil && !s.life.Closed() {
-		var ok bool
-		if qerr := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); qerr == nil && !ok {
+		if ok, qerr := s.exists(ctx, t); qerr == nil && !ok {
 			t.has.Store(false)
 			return s.noTable(t, what)
 		}
