@@ -96,11 +96,11 @@ type scanned[T any] interface {
 // bounded by the store's timeout, and the error noTable makes while the
 // table does not exist. The caller defers cancel in every case.
 func (s *Store) start(ctx context.Context, t optionalTable, what string) (context.Context, context.CancelFunc, error) {
-	if err := s.life.CheckOpen(); err != nil {
-		return ctx, func() {}, err
+	ctx, cancel, err := s.life.Begin(ctx)
+	if err == nil {
+		err = s.optionalTable(ctx, t, what)
 	}
-	ctx, cancel := s.life.Context(ctx)
-	return ctx, cancel, s.optionalTable(ctx, t, what)
+	return ctx, cancel, err
 }
 
 // listRows runs a query on an optional table (stmt with args, on the read
