@@ -159,6 +159,7 @@ type NotMigrated struct {
 	Kind        string // what `idforge migrate` creates: "tables", "collections"
 }
 
+// Error says what is missing and to run `idforge migrate`.
 func (e *NotMigrated) Error() string {
 	return fmt.Sprintf("%s: database %s has no %s: run `idforge migrate` to create idforge's %s", e.Backend, e.DB, e.Missing, e.Kind)
 }
