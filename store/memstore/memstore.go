@@ -164,12 +164,12 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 		return err
 	}
 	def.Updated = time.Now()
-	return put(s, s.serials, def.Name, "serial "+strconv.Quote(def.Name), def)
+	return put(s, s.serials, def.Name, claim.SerialName(def.Name), def)
 }
 
 // Serial implements idforge.SerialStore.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	return get(s, s.serials, name, "serial "+strconv.Quote(name))
+	return get(s, s.serials, name, claim.SerialName(name))
 }
 
 // Serials implements idforge.SerialStore.
@@ -177,10 +177,8 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	return list(s, s.serials)
 }
 
-// defKey is where a definition lives in s.defs, and defLabel how errors
-// name it.
-func defKey(kind, name string) string   { return kind + "\x00" + name }
-func defLabel(kind, name string) string { return kind + " " + strconv.Quote(name) }
+// defKey is where a definition lives in s.defs.
+func defKey(kind, name string) string { return kind + "\x00" + name }
 
 // CreateDefinition implements idforge.DefinitionStore.
 func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
@@ -188,7 +186,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 		return err
 	}
 	d.Retired, d.Updated = false, time.Now()
-	return put(s, s.defs, defKey(d.Kind, d.Name), defLabel(d.Kind, d.Name), d)
+	return put(s, s.defs, defKey(d.Kind, d.Name), claim.DefinitionName(d.Kind, d.Name), d)
 }
 
 // UpdateDefinition implements idforge.DefinitionStore.
@@ -198,7 +196,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 	}
 	return s.changeDefinition(d.Kind, d.Name, func(old *idforge.Definition) error {
 		if old.Retired {
-			return fmt.Errorf("%w: %s", idforge.ErrRetired, defLabel(d.Kind, d.Name))
+			return fmt.Errorf("%w: %s", idforge.ErrRetired, claim.DefinitionName(d.Kind, d.Name))
 		}
 		old.Spec, old.Description = d.Spec, d.Description
 		return nil
@@ -215,7 +213,7 @@ func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
 
 // changeDefinition applies change to a stored definition and stamps it.
 func (s *Store) changeDefinition(kind, name string, change func(*idforge.Definition) error) error {
-	return update(s, s.defs, defKey(kind, name), defLabel(kind, name), func(d *idforge.Definition) error {
+	return update(s, s.defs, defKey(kind, name), claim.DefinitionName(kind, name), func(d *idforge.Definition) error {
 		d.Updated = time.Now()
 		return change(d)
 	})
@@ -223,7 +221,7 @@ func (s *Store) changeDefinition(kind, name string, change func(*idforge.Definit
 
 // Definition implements idforge.DefinitionStore.
 func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
-	return get(s, s.defs, defKey(kind, name), defLabel(kind, name))
+	return get(s, s.defs, defKey(kind, name), claim.DefinitionName(kind, name))
 }
 
 // Definitions implements idforge.DefinitionStore.

@@ -18,6 +18,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -150,6 +151,14 @@ func NotSegmentKey(key string, strategy string) error {
 	}
 	return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, strategy)
 }
+
+// SerialName is how every store names a serial definition in its errors
+// and messages: serial "s".
+func SerialName(name string) string { return "serial " + strconv.Quote(name) }
+
+// DefinitionName is how every store names an operator's definition in
+// its errors and messages: source "s".
+func DefinitionName(kind, name string) string { return kind + " " + strconv.Quote(name) }
 
 // NotMigrated is the error for a database that lacks what the store keeps
 // its keys in: `idforge migrate` has not run on it. IsVerdict counts it.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // CreateSerial implements idforge.SerialStore: it adds an idforge_serials
@@ -25,7 +26,7 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	what := fmt.Sprintf("create serial %q", def.Name)
+	what := "create " + claim.SerialName(def.Name)
 	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
 	defer cancel()
 	if err != nil {
@@ -36,7 +37,7 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	case err == nil:
 		return nil
 	case s.d.IsDuplicateKey(err):
-		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
+		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, claim.SerialName(def.Name))
 	}
 	return s.tableErr(ctx, err, s.serialsT(), what)
 }
@@ -46,7 +47,7 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 // ErrInvalidArgument that says to run `idforge migrate` when the database
 // has no idforge_serials table, and ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	what := fmt.Sprintf("read serial %q", name)
+	what := "read " + claim.SerialName(name)
 	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
 	defer cancel()
 	if err != nil {
@@ -55,7 +56,7 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 	var r serialRow
 	err = s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
+		return idforge.Serial{}, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.SerialName(name))
 	}
 	if err != nil {
 		return idforge.Serial{}, s.tableErr(ctx, err, s.serialsT(), what)
