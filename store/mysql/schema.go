@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -173,15 +172,6 @@ func (l nameLocker) withLock(ctx context.Context, db *sql.DB, name string, fn fu
 	if got.Int64 != 1 {
 		return fmt.Errorf("lock %s not granted within %vs (GET_LOCK returned %v)", lock, wait, got)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		var released sql.NullInt64
-		if err := conn.QueryRowContext(ctx, unlockSQL, lock).Scan(&released); err != nil {
-			// The server drops the lock with the session: make sure the
-			// connection is closed rather than reused while holding it.
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
+	defer sqlstore.Unlock(ctx, conn, unlockSQL, lock)
 	return fn(conn)
 }

@@ -3,9 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"hash/fnv"
-	"time"
 
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
@@ -169,15 +167,7 @@ func createTables(ctx context.Context, db *sql.DB) error {
 	if _, err := conn.ExecContext(ctx, lockSessionSQL, migrateLock); err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		if _, err := conn.ExecContext(ctx, unlockSessionSQL, migrateLock); err != nil {
-			// The server drops the lock with the session: make sure the
-			// connection is closed rather than reused while holding it.
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
+	defer sqlstore.Unlock(ctx, conn, unlockSessionSQL, migrateLock)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -14,11 +14,13 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
@@ -185,6 +187,18 @@ func InTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
 		return err
 	}
 	return tx.Commit()
+}
+
+// Unlock runs query, a statement that releases a session-level lock held
+// by conn and returns one row, with a second of its own even when ctx has
+// ended. Should it fail, conn is discarded rather than go back to the
+// pool holding the lock: the server drops the lock with the session.
+func Unlock(ctx context.Context, conn *sql.Conn, query string, args ...any) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	if err := conn.QueryRowContext(ctx, query, args...).Scan(new(any)); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn })
+	}
 }
 
 // Store is the idforge.Store of a SQL backend, which embeds it. It is
