@@ -27,20 +27,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	what := "create " + claim.DefinitionName(d.Kind, d.Name)
-	ctx, cancel, err := s.start(ctx, s.defsT(), what)
-	defer cancel()
-	if err != nil {
-		return err
-	}
-	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertDefinition, d.Kind, d.Name, d.Spec, nullString(d.Description))
-	switch {
-	case err == nil:
-		return nil
-	case s.d.IsDuplicateKey(err):
-		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, claim.DefinitionName(d.Kind, d.Name))
-	}
-	return s.tableErr(ctx, err, s.defsT(), what)
+	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.d.SQL.InsertDefinition, d.Kind, d.Name, d.Spec, nullString(d.Description))
 }
 
 // UpdateDefinition implements idforge.DefinitionStore: it replaces the

@@ -26,20 +26,26 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	what := "create " + claim.SerialName(def.Name)
-	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
+	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+}
+
+// insert adds a row to the optional table t (stmt with args), ErrKeyExists
+// naming it as label when the table's primary key has it already.
+func (s *Store) insert(ctx context.Context, t optionalTable, label, stmt string, args ...any) error {
+	what := "create " + label
+	ctx, cancel, err := s.start(ctx, t, what)
 	defer cancel()
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+	_, err = s.db.ExecContext(ctx, stmt, args...)
 	switch {
 	case err == nil:
 		return nil
 	case s.d.IsDuplicateKey(err):
-		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, claim.SerialName(def.Name))
+		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, label)
 	}
-	return s.tableErr(ctx, err, s.serialsT(), what)
+	return s.tableErr(ctx, err, t, what)
 }
 
 // Serial implements idforge.SerialStore. It returns an error wrapping
