@@ -27,7 +27,8 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.d.SQL.InsertDefinition, d.Kind, d.Name, d.Spec, nullString(d.Description))
+	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.d.SQL.InsertDefinition,
+		d.Kind, d.Name, d.Spec, nullString(d.Description))
 }
 
 // UpdateDefinition implements idforge.DefinitionStore: it replaces the

@@ -26,7 +26,8 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.d.SQL.InsertSerial,
+		def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
 }
 
 // insert adds a row to the optional table t (stmt with args), ErrKeyExists
