@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // Backend is what every persistent store idforge ships implements,
@@ -45,7 +46,7 @@ func WhyUnchanged(d idforge.Definition, err error, live bool) error {
 	case err != nil:
 		return err
 	case live && d.Retired:
-		return fmt.Errorf("%w: %s %q", idforge.ErrRetired, d.Kind, d.Name)
+		return fmt.Errorf("%w: %s", idforge.ErrRetired, claim.DefinitionName(d.Kind, d.Name))
 	}
 	return nil
 }

@@ -6,15 +6,17 @@
 package memstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // Store is an in-memory idforge.Store. The zero value is not usable; call New.
@@ -80,25 +82,28 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	if err := s.check(); err != nil {
 		return idforge.Segment{}, err
 	}
-	k, ok := s.keys[key]
-	if !ok || k.Strategy != idforge.StrategySegment {
-		return idforge.Segment{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	k, err := s.segmentKey(key)
+	if err != nil {
+		return idforge.Segment{}, err
 	}
-	if step == 0 {
-		step = k.Step
+	if err := cmp.Or(claim.CheckStep(key, step), claim.Unclaimable(key, k.MaxID, k.Step, step)); err != nil {
+		return idforge.Segment{}, err
 	}
-	if step <= 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: step %d for key %q", idforge.ErrInvalidArgument, step, key)
-	}
-	if k.MaxID > math.MaxInt64-step {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, k.MaxID, step)
-	}
-	seg := idforge.Segment{Start: k.MaxID, End: k.MaxID + step, Step: k.Step}
-	k.MaxID = seg.End
+	k.MaxID += cmp.Or(step, k.Step)
+	seg := claim.Claimed(k.MaxID, k.Step, step)
 	k.Updated = time.Now()
 	s.keys[key] = k
 	s.claims++
 	return seg, nil
+}
+
+// segmentKey returns the segment key of that name, under the lock.
+func (s *Store) segmentKey(key string) (idforge.Key, error) {
+	k, ok := s.keys[key]
+	if !ok || k.Strategy != idforge.StrategySegment {
+		return k, claim.NotSegmentKey(key, string(k.Strategy))
+	}
+	return k, nil
 }
 
 // ReturnSegment implements idforge.SegmentReturner.
@@ -108,12 +113,12 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 	if err := s.check(); err != nil {
 		return false, err
 	}
-	k, ok := s.keys[key]
-	if !ok || k.Strategy != idforge.StrategySegment {
-		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	if err := claim.CheckReturn(key, from, to); err != nil {
+		return false, err
 	}
-	if from > to {
-		return false, fmt.Errorf("%w: returning [%d, %d) for key %q", idforge.ErrInvalidArgument, from, to, key)
+	k, err := s.segmentKey(key)
+	if err != nil {
+		return false, err
 	}
 	if k.MaxID != to {
 		return false, nil
@@ -129,12 +134,12 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		return err
 	}
 	k.Updated = time.Now()
-	return put(s, s.keys, "", k.Name, k)
+	return put(s, s.keys, k.Name, strconv.Quote(k.Name), k)
 }
 
 // Key implements idforge.KeyStore.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
-	return get(s, s.keys, "", name)
+	return get(s, s.keys, name, strconv.Quote(name))
 }
 
 // Keys implements idforge.KeyStore.
@@ -144,21 +149,13 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 
 // UpdateKey implements idforge.KeyUpdater.
 func (s *Store) UpdateKey(ctx context.Context, name string, step int64, description string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	k, ok := s.keys[name]
-	if !ok {
-		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
-	}
-	if err := k.ValidateUpdate(step, description); err != nil {
-		return err
-	}
-	k.Step, k.Description, k.Updated = step, description, time.Now()
-	s.keys[name] = k
-	return nil
+	return update(s, s.keys, name, strconv.Quote(name), func(k *idforge.Key) error {
+		if err := k.ValidateUpdate(step, description); err != nil {
+			return err
+		}
+		k.Step, k.Description, k.Updated = step, description, time.Now()
+		return nil
+	})
 }
 
 // CreateSerial implements idforge.SerialStore.
@@ -167,12 +164,12 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 		return err
 	}
 	def.Updated = time.Now()
-	return put(s, s.serials, "serial ", def.Name, def)
+	return put(s, s.serials, def.Name, claim.SerialName(def.Name), def)
 }
 
 // Serial implements idforge.SerialStore.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	return get(s, s.serials, "serial ", name)
+	return get(s, s.serials, name, claim.SerialName(name))
 }
 
 // Serials implements idforge.SerialStore.
@@ -189,16 +186,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 		return err
 	}
 	d.Retired, d.Updated = false, time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	if _, ok := s.defs[defKey(d.Kind, d.Name)]; ok {
-		return fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name)
-	}
-	s.defs[defKey(d.Kind, d.Name)] = d
-	return nil
+	return put(s, s.defs, defKey(d.Kind, d.Name), claim.DefinitionName(d.Kind, d.Name), d)
 }
 
 // UpdateDefinition implements idforge.DefinitionStore.
@@ -208,7 +196,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 	}
 	return s.changeDefinition(d.Kind, d.Name, func(old *idforge.Definition) error {
 		if old.Retired {
-			return fmt.Errorf("%w: %s %q", idforge.ErrRetired, d.Kind, d.Name)
+			return fmt.Errorf("%w: %s", idforge.ErrRetired, claim.DefinitionName(d.Kind, d.Name))
 		}
 		old.Spec, old.Description = d.Spec, d.Description
 		return nil
@@ -223,37 +211,17 @@ func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
 	})
 }
 
-// changeDefinition applies change to a stored definition under the lock.
+// changeDefinition applies change to a stored definition and stamps it.
 func (s *Store) changeDefinition(kind, name string, change func(*idforge.Definition) error) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return err
-	}
-	d, ok := s.defs[defKey(kind, name)]
-	if !ok {
-		return fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
-	}
-	if err := change(&d); err != nil {
-		return err
-	}
-	d.Updated = time.Now()
-	s.defs[defKey(kind, name)] = d
-	return nil
+	return update(s, s.defs, defKey(kind, name), claim.DefinitionName(kind, name), func(d *idforge.Definition) error {
+		d.Updated = time.Now()
+		return change(d)
+	})
 }
 
 // Definition implements idforge.DefinitionStore.
 func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return idforge.Definition{}, err
-	}
-	d, ok := s.defs[defKey(kind, name)]
-	if !ok {
-		return d, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
-	}
-	return d, nil
+	return get(s, s.defs, defKey(kind, name), claim.DefinitionName(kind, name))
 }
 
 // Definitions implements idforge.DefinitionStore.
@@ -265,50 +233,61 @@ func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definit
 	return slices.DeleteFunc(all, func(d idforge.Definition) bool { return d.Kind != kind }), nil
 }
 
-// put sets m[name], m being s.keys or s.serials, under the lock, unless
-// name is taken; what ("serial ") comes before the name in the error.
-func put[T any](s *Store, m map[string]T, what, name string, v T) error {
+// put sets m[key] (m is s.keys, s.serials or s.defs) under the lock,
+// unless key is taken: ErrKeyExists naming it as label (`serial "s"`).
+func put[T any](s *Store, m map[string]T, key, label string, v T) error {
+	return locked(s, func() error {
+		if _, ok := m[key]; ok {
+			return fmt.Errorf("%w: %s", idforge.ErrKeyExists, label)
+		}
+		m[key] = v
+		return nil
+	})
+}
+
+// get reads m[key] under the lock, as put; ErrUnknownKey names a missing
+// one as label.
+func get[T any](s *Store, m map[string]T, key, label string) (v T, err error) {
+	err = update(s, m, key, label, func(p *T) error { v = *p; return nil })
+	return v, err
+}
+
+// update applies change to m[key] under the lock, as get, and keeps the
+// result unless change fails.
+func update[T any](s *Store, m map[string]T, key, label string, change func(*T) error) error {
+	return locked(s, func() error {
+		v, ok := m[key]
+		if !ok {
+			return fmt.Errorf("%w: %s", idforge.ErrUnknownKey, label)
+		}
+		if err := change(&v); err != nil {
+			return err
+		}
+		m[key] = v
+		return nil
+	})
+}
+
+// list returns the values of m, as put, under the lock and sorted by key.
+func list[T any](s *Store, m map[string]T) (out []T, err error) {
+	err = locked(s, func() error {
+		out = make([]T, 0, len(m))
+		for _, key := range slices.Sorted(maps.Keys(m)) {
+			out = append(out, m[key])
+		}
+		return nil
+	})
+	return out, err
+}
+
+// locked runs fn under the lock unless the store is closed or failing.
+func locked(s *Store, fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.check(); err != nil {
 		return err
 	}
-	if _, ok := m[name]; ok {
-		return fmt.Errorf("%w: %s%q", idforge.ErrKeyExists, what, name)
-	}
-	m[name] = v
-	return nil
-}
-
-// get reads m[name] under the lock, as put; what comes before the name
-// in the error for a missing one.
-func get[T any](s *Store, m map[string]T, what, name string) (T, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var v T
-	if err := s.check(); err != nil {
-		return v, err
-	}
-	v, ok := m[name]
-	if !ok {
-		return v, fmt.Errorf("%w: %s%q", idforge.ErrUnknownKey, what, name)
-	}
-	return v, nil
-}
-
-// list returns the values of m, s.keys or s.serials, under the lock and
-// sorted by name (map keys are the names).
-func list[T any](s *Store, m map[string]T) ([]T, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.check(); err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(m))
-	for _, name := range slices.Sorted(maps.Keys(m)) {
-		out = append(out, m[name])
-	}
-	return out, nil
+	return fn()
 }
 
 // Ping implements idforge.Store.

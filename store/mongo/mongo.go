@@ -93,9 +93,7 @@ type Store struct {
 	claims  *mongo.Collection // claims and the reads that explain them: the primary
 	serials *mongo.Collection
 	defs    *mongo.Collection
-	name    string // host/database, for messages; no password
-	log     *slog.Logger
-	timeout time.Duration
+	life    claim.Life // DB is host/database; no password
 	retry   claim.Retry
 
 	// ready records that KeysCollection has been seen; until then (a
@@ -105,10 +103,6 @@ type Store struct {
 	// steps caches each key's stored step (key → int64), so that a claim
 	// of the stored step is one findOneAndUpdate.
 	steps sync.Map
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -130,14 +124,13 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Client.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %v", idforge.ErrInvalidArgument, err)
 	}
-	s := &Store{timeout: cmp.Or(cfg.Timeout, DefaultTimeout), log: cmp.Or(cfg.Logger, slog.Default())}
 	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
-	s.name = serverName(cfg.Client) + "/" + dbName
-	s.retry = claim.Retry{Backend: "mongodb", DB: s.name, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0),
-		Timeout: s.timeout, Log: s.log, Closed: s.closed.Load, Transient: transient, Verdict: isVerdict, Wrap: s.wrap}
+	s := &Store{life: claim.Life{Backend: "mongodb", DB: serverName(cfg.Client) + "/" + dbName, Timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
+		Log: cmp.Or(cfg.Logger, slog.Default()), Gone: func(err error) bool { return errors.Is(err, mongo.ErrClientDisconnected) }}}
+	s.retry = claim.Retry{Life: &s.life, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0), Classify: classify}
 	client, err := mongo.Connect(cfg.Client)
 	if err != nil {
-		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.name, err)
+		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.life.DB, err)
 	}
 	s.client = client
 	s.db = client.Database(dbName)
@@ -149,28 +142,23 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		client.Disconnect(context.Background())
 		return nil, err
 	}
-	s.log.Debug("mongodb store opened", "db", s.name, "migrated", s.ready.Load())
+	s.life.Log.Debug("mongodb store opened", "db", s.life.DB, "migrated", s.ready.Load())
 	return s, nil
 }
 
 func (s *Store) open(ctx context.Context, forMigrate, allowFerretDB bool) error {
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	if err := s.client.Ping(ctx, readpref.Primary()); err != nil {
-		return s.wrap(ctx, err, "connect to "+s.name)
+		return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
 	}
 	if err := mongodsn.CheckServer(ctx, s.client, allowFerretDB); err != nil {
 		if !errors.Is(err, mongodsn.ErrFerretDB) {
-			return s.wrap(ctx, err, "connect to "+s.name)
+			return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
 		}
-		return fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.name, err)
+		return fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.life.DB, err)
 	}
-	err := s.check(ctx)
-	var nm *notMigratedError
-	if forMigrate && errors.As(err, &nm) {
-		return nil
-	}
-	return err
+	return claim.OpenErr(s.check(ctx), forMigrate)
 }
 
 // serverName is the hosts of a client configuration, for messages.
@@ -185,16 +173,8 @@ func serverName(o *options.ClientOptions) string {
 	return name
 }
 
-// notMigratedError is the error for a database without idforge's
-// collections.
-type notMigratedError struct{ db string }
-
-func (e *notMigratedError) Error() string {
-	return fmt.Sprintf("mongodb: database %s has no collection %s: run `idforge migrate` to create idforge's collections", e.db, KeysCollection)
-}
-
 // check returns nil once KeysCollection exists, looking for it while it
-// has not been seen, and a *notMigratedError while it does not exist.
+// has not been seen, and a *claim.NotMigrated while it does not exist.
 func (s *Store) check(ctx context.Context) error {
 	if s.ready.Load() {
 		return nil
@@ -204,7 +184,7 @@ func (s *Store) check(ctx context.Context) error {
 		return err
 	}
 	if slices.Contains(missing, KeysCollection) {
-		return &notMigratedError{db: s.name}
+		return &claim.NotMigrated{Backend: "mongodb", DB: s.life.DB, Missing: "collection " + KeysCollection, Kind: "collections"}
 	}
 	s.ready.Store(true)
 	return nil
@@ -218,7 +198,7 @@ var Collections = []string{KeysCollection, SerialsCollection, DefinitionsCollect
 func (s *Store) missing(ctx context.Context) ([]string, error) {
 	names, err := s.db.ListCollectionNames(ctx, bson.D{{Key: "name", Value: bson.D{{Key: "$in", Value: Collections}}}})
 	if err != nil {
-		return nil, s.wrap(ctx, err, "list collections")
+		return nil, s.life.Wrap(ctx, err, "list collections")
 	}
 	var missing []string
 	for _, c := range Collections {
@@ -232,38 +212,18 @@ func (s *Store) missing(ctx context.Context) ([]string, error) {
 // Ping reports whether the primary answers and the database has been
 // migrated. It returns an error wrapping idforge.ErrClosed after Close.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.client.Ping(ctx, readpref.Primary()); err != nil {
-		return s.wrap(ctx, err, "ping")
-	}
-	return s.check(ctx)
+	return s.life.Ping(ctx, s.check, func(ctx context.Context) error { return s.client.Ping(ctx, readpref.Primary()) })
 }
 
 // Close disconnects from the server. It is idempotent: later calls return
 // the first call's result. Calls made after Close return an error
 // wrapping idforge.ErrClosed.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	return s.life.Close(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), s.life.Timeout)
 		defer cancel()
-		if err := s.client.Disconnect(ctx); err != nil {
-			s.closeErr = fmt.Errorf("mongodb: close %s: %w", s.name, err)
-		}
-		s.log.Debug("mongodb store closed", "db", s.name)
+		return s.client.Disconnect(ctx)
 	})
-	return s.closeErr
-}
-
-func (s *Store) checkOpen() error {
-	if s.closed.Load() {
-		return claim.Closed("mongodb", s.name)
-	}
-	return nil
 }
 
 // start begins a call: it returns an error wrapping idforge.ErrClosed
@@ -271,30 +231,11 @@ func (s *Store) checkOpen() error {
 // collections do not exist; otherwise ctx bounded by the store's timeout.
 // The caller defers cancel in every case.
 func (s *Store) start(ctx context.Context) (context.Context, context.CancelFunc, error) {
-	if err := s.checkOpen(); err != nil {
-		return ctx, func() {}, err
+	ctx, cancel, err := s.life.Begin(ctx)
+	if err == nil {
+		err = s.check(ctx)
 	}
-	ctx, cancel := s.opContext(ctx)
-	return ctx, cancel, s.check(ctx)
-}
-
-// opContext applies the store's timeout to ctx unless ctx ends earlier.
-func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return claim.Context(ctx, s.timeout)
-}
-
-// wrap adds what was being done to a driver error (see claim.Wrap); the
-// driver's ErrClientDisconnected counts as Close.
-func (s *Store) wrap(ctx context.Context, err error, what string) error {
-	return claim.Wrap(ctx, err, s.closed.Load() || errors.Is(err, mongo.ErrClientDisconnected), "mongodb", s.name, what)
-}
-
-// transient reports whether retrying a claim may cure err: the failures
-// of the connection claim.Transient knows, the driver's network
-// errors, no server to select, and the server's errors that say so (a
-// primary stepping down or shutting down, a write concern not met).
-func transient(err error) bool {
-	return claim.Transient(err, classify)
+	return ctx, cancel, err
 }
 
 // retryableCodes are server error codes after which the next attempt may
@@ -305,6 +246,10 @@ func transient(err error) bool {
 // NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
 var retryableCodes = []int{6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436}
 
+// classify is claim.Retry.Classify: retrying a claim may cure the
+// driver's network errors, no server to select, and the server's errors
+// that say so (a primary stepping down or shutting down, a write concern
+// not met).
 func classify(err error) (transient, known bool) {
 	if mongo.IsNetworkError(err) {
 		return true, true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/store"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // defDoc is a document of DefinitionsCollection. Its _id is
@@ -41,7 +42,7 @@ func (d *defDoc) get() (idforge.Definition, error) {
 // to run `idforge migrate` on a database without idforge's collections;
 // ErrClosed after Close.
 func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := d.Validate(); err != nil {
@@ -49,7 +50,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	}
 	doc := defDoc{ID: defID(d.Kind, d.Name), Kind: d.Kind, Name: d.Name, Spec: d.Spec, Description: d.Description,
 		Updated: time.Now().UTC()}
-	return s.insert(ctx, s.defs, doc, fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name), fmt.Sprintf("create %s %q", d.Kind, d.Name))
+	return s.insert(ctx, s.defs, doc, fmt.Errorf("%w: %s", idforge.ErrKeyExists, claim.DefinitionName(d.Kind, d.Name)), "create "+claim.DefinitionName(d.Kind, d.Name))
 }
 
 // UpdateDefinition implements idforge.DefinitionStore: one updateOne of
@@ -57,7 +58,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 // ErrUnknownKey when there is no such definition and idforge.ErrRetired
 // when it is retired.
 func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := d.Validate(); err != nil {
@@ -70,18 +71,18 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 		upd = bson.D{{Key: "$set", Value: bson.D{{Key: "spec", Value: d.Spec}, {Key: "update_time", Value: time.Now().UTC()}}},
 			{Key: "$unset", Value: bson.D{{Key: "description", Value: ""}}}}
 	}
-	return s.changeDefinition(ctx, d.Kind, d.Name, true, upd, fmt.Sprintf("update %s %q", d.Kind, d.Name))
+	return s.changeDefinition(ctx, d.Kind, d.Name, true, upd, "update "+claim.DefinitionName(d.Kind, d.Name))
 }
 
 // RetireDefinition implements idforge.DefinitionStore. Its errors are
 // CreateDefinition's, with ErrUnknownKey when there is no such
 // definition.
 func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	upd := bson.D{{Key: "$set", Value: bson.D{{Key: "retired", Value: true}, {Key: "update_time", Value: time.Now().UTC()}}}}
-	return s.changeDefinition(ctx, kind, name, false, upd, fmt.Sprintf("retire %s %q", kind, name))
+	return s.changeDefinition(ctx, kind, name, false, upd, "retire "+claim.DefinitionName(kind, name))
 }
 
 // changeDefinition applies upd to the definition's document, to a live
@@ -99,7 +100,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name string, live bo
 	}
 	res, err := s.defs.UpdateOne(cctx, filter, upd)
 	if err != nil {
-		return s.wrap(cctx, err, what)
+		return s.life.Wrap(cctx, err, what)
 	}
 	if res.MatchedCount > 0 {
 		return nil
@@ -112,8 +113,8 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name string, live bo
 // CreateDefinition's, with ErrUnknownKey when there is no such
 // definition.
 func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
-	return findOne(ctx, s, s.defs, defID(kind, name), fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name),
-		fmt.Sprintf("read %s %q", kind, name), (*defDoc).get)
+	return findOne(ctx, s, s.defs, defID(kind, name), fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.DefinitionName(kind, name)),
+		"read "+claim.DefinitionName(kind, name), (*defDoc).get)
 }
 
 // Definitions implements idforge.DefinitionStore: the kind's

@@ -50,7 +50,7 @@ func (d *keyDoc) key() (idforge.Key, error) {
 // taken; an error saying to run `idforge migrate` on a database without
 // idforge's collections; ErrClosed after Close.
 func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := k.Validate(); err != nil {
@@ -98,11 +98,11 @@ func find[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, filte
 	}
 	cur, err := coll.Find(ctx, filter, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
-		return nil, s.wrap(ctx, err, what)
+		return nil, s.life.Wrap(ctx, err, what)
 	}
 	var docs []D
 	if err := cur.All(ctx, &docs); err != nil {
-		return nil, s.wrap(ctx, err, what)
+		return nil, s.life.Wrap(ctx, err, what)
 	}
 	out := make([]T, 0, len(docs))
 	for i := range docs {
@@ -131,7 +131,7 @@ func (s *Store) insert(ctx context.Context, coll *mongo.Collection, doc any, tak
 	case mongo.IsDuplicateKeyError(err):
 		return taken
 	}
-	return s.wrap(ctx, err, what)
+	return s.life.Wrap(ctx, err, what)
 }
 
 // findOne is the common part of Key and Serial: it decodes the document
@@ -152,7 +152,7 @@ func findOne[D, T any](ctx context.Context, s *Store, coll *mongo.Collection, na
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return zero, unknown
 	}
-	return zero, s.wrap(ctx, err, what)
+	return zero, s.life.Wrap(ctx, err, what)
 }
 
 // UpdateKey implements idforge.KeyUpdater: it sets the step (segment keys)
@@ -175,7 +175,7 @@ func (s *Store) UpdateKey(ctx context.Context, name string, step int64, descript
 	}
 	res, err := s.keys.UpdateOne(ctx, bson.D{{Key: "_id", Value: k.Name}}, bson.D{{Key: "$set", Value: set}})
 	if err != nil {
-		return s.wrap(ctx, err, fmt.Sprintf("update key %q", name))
+		return s.life.Wrap(ctx, err, fmt.Sprintf("update key %q", name))
 	}
 	if res.MatchedCount == 0 {
 		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)

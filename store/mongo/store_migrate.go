@@ -23,7 +23,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 // MigrateTables is Migrate that also returns the collections it created,
 // for `idforge migrate` to report.
 func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return nil, err
 	}
 	missing, err := s.missing(ctx)
@@ -34,13 +34,13 @@ func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
 		err := s.db.CreateCollection(ctx, c)
 		var ce mongo.CommandError
 		if err != nil && !(errors.As(err, &ce) && ce.HasErrorCode(namespaceExists)) {
-			return nil, s.wrap(ctx, err, fmt.Sprintf("migrate %s: create collection %s", s.name, c))
+			return nil, s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s: create collection %s", s.life.DB, c))
 		}
 	}
 	if err := s.check(ctx); err != nil {
 		return nil, err
 	}
-	s.log.Info("mongodb: collections are up to date", "db", s.name)
+	s.life.Log.Info("mongodb: collections are up to date", "db", s.life.DB)
 	return missing, nil
 }
 

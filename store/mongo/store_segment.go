@@ -45,13 +45,6 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	return claim.Segment(ctx, s.retry, key, step, s.claim)
 }
 
-// isVerdict reports whether err is claim's answer about the key rather
-// than a failure to reach the server.
-func isVerdict(err error) bool {
-	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) ||
-		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*notMigratedError))
-}
-
 // claim makes one attempt. It returns the driver's error unwrapped, so
 // that the caller can tell whether to retry.
 func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segment, error) {
@@ -102,7 +95,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 		// update, which MongoDB's single-document atomicity rules out.
 		return idforge.Segment{}, errNotIntegers(key)
 	}
-	return idforge.Segment{Start: newMax - used, End: newMax, Step: rowStep}, nil
+	return claim.Claimed(newMax, rowStep, step), nil
 }
 
 // whyNotClaimed explains why a claim's update matched nothing, reading the
@@ -114,14 +107,14 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 	err := s.claims.FindOne(ctx, bson.D{{Key: "_id", Value: key}}).Decode(&doc)
 	if errors.Is(err, mongo.ErrNoDocuments) {
 		s.steps.Delete(key)
-		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+		return claim.NotSegmentKey(key, "")
 	}
 	if err != nil {
 		return err
 	}
 	if doc.Strategy != string(idforge.StrategySegment) {
 		s.steps.Delete(key)
-		return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, doc.Strategy)
+		return claim.NotSegmentKey(key, doc.Strategy)
 	}
 	maxID, ok1 := mongodsn.Integer(doc.MaxID)
 	rowStep, ok2 := mongodsn.Integer(doc.Step)
@@ -154,33 +147,16 @@ func errNotIntegers(key string) error {
 // when there is no such segment key; ErrClosed after Close; the driver's
 // error otherwise (not retried: a lost hand-back only leaves a gap).
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
-	if err := s.checkOpen(); err != nil {
-		return false, err
-	}
-	if err := claim.CheckReturn(key, from, to); err != nil {
-		return false, err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if err := s.check(ctx); err != nil {
-		return false, err
-	}
-	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
-	res, err := s.claims.UpdateOne(ctx,
-		bson.D{{Key: "_id", Value: key}, {Key: "strategy", Value: string(idforge.StrategySegment)}, {Key: "max_id", Value: to}},
-		bson.D{{Key: "$set", Value: bson.D{{Key: "max_id", Value: from}}}, {Key: "$currentDate", Value: bson.D{{Key: "update_time", Value: true}}}})
-	if err != nil {
-		return false, s.wrap(ctx, err, what)
-	}
-	if res.MatchedCount > 0 {
-		return true, nil
-	}
-	n, err := s.claims.CountDocuments(ctx, bson.D{{Key: "_id", Value: key}, {Key: "strategy", Value: string(idforge.StrategySegment)}})
-	if err != nil {
-		return false, s.wrap(ctx, err, what)
-	}
-	if n == 0 {
-		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
-	}
-	return false, nil
+	segKey := bson.D{{Key: "_id", Value: key}, {Key: "strategy", Value: string(idforge.StrategySegment)}}
+	return s.life.Return(ctx, key, from, to, s.check, func(ctx context.Context) (bool, error) {
+		res, err := s.claims.UpdateOne(ctx, append(segKey, bson.E{Key: "max_id", Value: to}),
+			bson.D{{Key: "$set", Value: bson.D{{Key: "max_id", Value: from}}}, {Key: "$currentDate", Value: bson.D{{Key: "update_time", Value: true}}}})
+		if err != nil {
+			return false, err
+		}
+		return res.MatchedCount > 0, nil
+	}, func(ctx context.Context) (bool, error) {
+		n, err := s.claims.CountDocuments(ctx, segKey)
+		return n > 0, err
+	})
 }

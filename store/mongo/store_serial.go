@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // serialDoc is a document of SerialsCollection.
@@ -31,7 +32,7 @@ func (d *serialDoc) get() (idforge.Serial, error) {
 // that name exists; an error saying to run `idforge migrate` on a
 // database without idforge's collections; ErrClosed after Close.
 func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := def.Validate(); err != nil {
@@ -39,14 +40,14 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	}
 	doc := serialDoc{Name: def.Name, Template: def.Template, TimeZone: def.TimeZone, Description: def.Description,
 		Updated: time.Now().UTC()}
-	return s.insert(ctx, s.serials, doc, fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name), fmt.Sprintf("create serial %q", def.Name))
+	return s.insert(ctx, s.serials, doc, fmt.Errorf("%w: %s", idforge.ErrKeyExists, claim.SerialName(def.Name)), "create "+claim.SerialName(def.Name))
 }
 
 // Serial implements idforge.SerialStore. It returns an error wrapping
 // idforge.ErrUnknownKey when there is no serial of that name, and
 // ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	return findOne(ctx, s, s.serials, name, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name), fmt.Sprintf("read serial %q", name), (*serialDoc).get)
+	return findOne(ctx, s, s.serials, name, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.SerialName(name)), "read "+claim.SerialName(name), (*serialDoc).get)
 }
 
 // Serials implements idforge.SerialStore: every serial definition, sorted

@@ -83,9 +83,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, dsn.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
 	}
 	name := fmt.Sprintf("%s@%s/%s", drv.User, drv.Addr, drv.DBName)
-	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: sql.OpenDB(conn)}, name, set, newDialect(drv.DBName))
+	s, err := sqlstore.OpenServer(ctx, sql.OpenDB(conn), name, drv.Passwd, set, newDialect(drv.DBName))
 	if err != nil {
-		return nil, dsn.Scrub(err, drv.Passwd)
+		return nil, err
 	}
 	return &Store{s}, nil
 }
@@ -93,15 +93,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // normalize applies the defaults and returns the settings and the driver
 // configuration Open uses.
 func (cfg Config) normalize() (sqlstore.Settings, *mysqldrv.Config, error) {
-	if cfg.Driver == nil {
-		return sqlstore.Settings{}, nil, fmt.Errorf("%w: mysql: Config.Driver is nil", idforge.ErrInvalidArgument)
-	}
-	if cfg.Driver.DBName == "" {
-		return sqlstore.Settings{}, nil, fmt.Errorf("%w: mysql: no database named; write mysql://user@host:port/database", idforge.ErrInvalidArgument)
-	}
-	set, err := cfg.Settings.WithDefaults("mysql", sqlpool.ServerDefaults)
+	set, err := sqlstore.ServerSettings("mysql", cfg.Driver, cfg.Settings)
 	if err != nil {
 		return set, nil, err
+	}
+	if cfg.Driver.DBName == "" {
+		return set, nil, fmt.Errorf("%w: mysql: no database named; write mysql://user@host:port/database", idforge.ErrInvalidArgument)
 	}
 	drv := cfg.Driver.Clone()
 	drv.ParseTime = true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"database/sql/driver"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -64,12 +63,9 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
  WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions', 'idforge_fence')`,
-	KeysTable: `
+	TableExists: `
 SELECT EXISTS (SELECT 1 FROM information_schema.tables
- WHERE table_schema = DATABASE() AND table_name = 'idforge_keys')`,
-	SerialsTable: `
-SELECT EXISTS (SELECT 1 FROM information_schema.tables
- WHERE table_schema = DATABASE() AND table_name = 'idforge_serials')`,
+ WHERE table_schema = DATABASE() AND table_name = ?)`,
 	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim, as Leaf makes it: in one transaction, an UPDATE that adds
@@ -121,9 +117,6 @@ UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
 	Serials:      "SELECT name, template, time_zone, description, update_time FROM idforge_serials",
 	InsertSerial: "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
 
-	DefinitionsTable: `
-SELECT EXISTS (SELECT 1 FROM information_schema.tables
- WHERE table_schema = DATABASE() AND table_name = 'idforge_definitions')`,
 	Definition:       "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ? AND name = ?",
 	Definitions:      "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?",
 	InsertDefinition: "INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)",
@@ -179,15 +172,6 @@ func (l nameLocker) withLock(ctx context.Context, db *sql.DB, name string, fn fu
 	if got.Int64 != 1 {
 		return fmt.Errorf("lock %s not granted within %vs (GET_LOCK returned %v)", lock, wait, got)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		var released sql.NullInt64
-		if err := conn.QueryRowContext(ctx, unlockSQL, lock).Scan(&released); err != nil {
-			// The server drops the lock with the session: make sure the
-			// connection is closed rather than reused while holding it.
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
+	defer sqlstore.Unlock(ctx, conn, unlockSQL, lock)
 	return fn(conn)
 }

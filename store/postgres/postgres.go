@@ -11,8 +11,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 
-	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 	"github.com/idforge/idforge/store/sqlpool"
@@ -69,9 +67,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	name := fmt.Sprintf("%s@%s/%s", drv.User, net.JoinHostPort(drv.Host, strconv.Itoa(int(drv.Port))), drv.Database)
-	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: stdlib.OpenDB(*drv)}, name, set, dialect)
+	s, err := sqlstore.OpenServer(ctx, stdlib.OpenDB(*drv), name, drv.Password, set, dialect)
 	if err != nil {
-		return nil, dsn.Scrub(err, drv.Password)
+		return nil, err
 	}
 	return &Store{s}, nil
 }
@@ -79,10 +77,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // normalize applies the defaults and returns the settings and the driver
 // configuration Open uses.
 func (cfg Config) normalize() (sqlstore.Settings, *pgx.ConnConfig, error) {
-	if cfg.Driver == nil {
-		return sqlstore.Settings{}, nil, fmt.Errorf("%w: postgres: Config.Driver is nil", idforge.ErrInvalidArgument)
-	}
-	set, err := cfg.Settings.WithDefaults("postgres", sqlpool.ServerDefaults)
+	set, err := sqlstore.ServerSettings("postgres", cfg.Driver, cfg.Settings)
 	if err != nil {
 		return set, nil, err
 	}

@@ -3,9 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"hash/fnv"
-	"time"
 
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
@@ -73,9 +71,8 @@ SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
  WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_definitions'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
-	KeysTable:    `SELECT to_regclass('idforge_keys') IS NOT NULL`,
-	SerialsTable: `SELECT to_regclass('idforge_serials') IS NOT NULL`,
-	Ping:         `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+	TableExists: `SELECT to_regclass($1::text) IS NOT NULL`,
+	Ping:        `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own. At READ
 	// COMMITTED a concurrent claim on the same row waits for the row lock,
@@ -130,7 +127,6 @@ UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
 	Serials:      `SELECT name, template, time_zone, description, update_time::timestamptz FROM idforge_serials`,
 	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)`,
 
-	DefinitionsTable: `SELECT to_regclass('idforge_definitions') IS NOT NULL`,
 	Definition:       `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1 AND name = $2`,
 	Definitions:      `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1`,
 	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES ($1, $2, $3, $4, FALSE, CURRENT_TIMESTAMP)`,
@@ -171,15 +167,7 @@ func createTables(ctx context.Context, db *sql.DB) error {
 	if _, err := conn.ExecContext(ctx, lockSessionSQL, migrateLock); err != nil {
 		return err
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		if _, err := conn.ExecContext(ctx, unlockSessionSQL, migrateLock); err != nil {
-			// The server drops the lock with the session: make sure the
-			// connection is closed rather than reused while holding it.
-			conn.Raw(func(any) error { return driver.ErrBadConn })
-		}
-	}()
+	defer sqlstore.Unlock(ctx, conn, unlockSessionSQL, migrateLock)
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -15,6 +16,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/wait"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // redisError marks a failure to use Redis, as opposed to a database error
@@ -48,11 +50,8 @@ func (r claimReply) segment() idforge.Segment {
 // and the database fails, or Redis and the database both fail; the
 // context's error when ctx ends first; idforge.ErrClosed after Close.
 func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := cmp.Or(s.checkOpen(), claim.CheckStep(key, step)); err != nil {
 		return idforge.Segment{}, err
-	}
-	if step < 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
 	}
 	if err := ctx.Err(); err != nil {
 		return idforge.Segment{}, fmt.Errorf("redisseg: claim segment for key %q: %w", key, err)
@@ -226,7 +225,7 @@ func (s *Store) refill(ctx context.Context, key string, step int64, ks *keyState
 			return idforge.Segment{}, false, s.dbError(ctx, key, err, "Redis has no room for it and the database cannot be read")
 		}
 		if k.Strategy != idforge.StrategySegment {
-			return idforge.Segment{}, false, fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, k.Strategy)
+			return idforge.Segment{}, false, claim.NotSegmentKey(key, string(k.Strategy))
 		}
 		n = k.Step
 	}
@@ -491,11 +490,8 @@ func (s *Store) fillAhead(key string, ks *keyState, n, size int64) error {
 // it took the values back is unknown (they must not be issued either
 // way); idforge.ErrClosed after Close.
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := cmp.Or(s.checkOpen(), claim.CheckReturn(key, from, to)); err != nil {
 		return false, err
-	}
-	if from > to || from < 1 {
-		return false, fmt.Errorf("%w: key %q: cannot return [%d, %d)", idforge.ErrInvalidArgument, key, from, to)
 	}
 	if s.redisUsable() {
 		n, err := returnScript.runOnce(ctx, s.rdb, []string{s.hashKey(key)}, from, to).Int()

@@ -82,9 +82,8 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT m.name, lower(c.name) FROM sqlite_schema m, pragma_table_info(m.name) c
  WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions')`,
-	KeysTable:    `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_keys')`,
-	SerialsTable: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_serials')`,
-	Ping:         `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+	TableExists: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)`,
+	Ping:        `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own and durable
 	// (synchronous=FULL) when it completes. The WHERE clause refuses, by
@@ -129,7 +128,6 @@ UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
 	Serials:      `SELECT name, template, time_zone, description, update_time FROM idforge_serials`,
 	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
 
-	DefinitionsTable: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'idforge_definitions')`,
 	Definition:       `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1 AND name = ?2`,
 	Definitions:      `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1`,
 	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?1, ?2, ?3, ?4, 0, CURRENT_TIMESTAMP)`,

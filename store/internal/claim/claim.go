@@ -1,20 +1,24 @@
 // Package claim owns the rules every database-backed store shares around
 // a segment claim: which failures are worth a retry (Transient), how long
-// to wait before one (Backoff), the retry loop itself (Segment), the
-// per-call timeout (Context) and how a driver error is reported (Wrap,
-// Closed). store/internal/sqlstore and store/mongo use it.
+// to wait before one (Backoff), the retry loop itself (Segment), which
+// errors are the answer about a key (IsVerdict, NotSegmentKey,
+// NotMigrated, CheckStep, CheckReturn), and a store's open-or-closed
+// state, per-call timeout, error wrapping, Ping and hand-back of a range
+// (Life). store/internal/sqlstore and store/mongo use it; store/redis and
+// store/memstore its checks and errors.
 package claim
 
 import (
+	"cmp"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -68,37 +72,6 @@ func Backoff(ctx context.Context, attempt int) bool {
 	return wait.For(ctx, d) == nil
 }
 
-// Context applies timeout to ctx unless ctx ends earlier; a negative
-// timeout means none.
-func Context(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
-	if timeout < 0 {
-		return ctx, func() {}
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= timeout {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, timeout)
-}
-
-// Closed is the error of a call made after Close on the store of backend
-// (its messages' prefix: "mysql", "mongodb" …) that uses database db.
-func Closed(backend, db string) error {
-	return fmt.Errorf("%w: %s store %s", idforge.ErrClosed, backend, db)
-}
-
-// Wrap adds what was being done to a driver error. An error caused by
-// Close (closed) or by the context ending wraps idforge.ErrClosed or the
-// context's error, whatever the driver made of it.
-func Wrap(ctx context.Context, err error, closed bool, backend, db, what string) error {
-	if closed {
-		return fmt.Errorf("%w: %s: %v", Closed(backend, db), what, err)
-	}
-	if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
-		return fmt.Errorf("%s: %s: %w (%v)", backend, what, cerr, err)
-	}
-	return fmt.Errorf("%s: %s: %w", backend, what, err)
-}
-
 // ErrChanged is what an attempt returns when the stored row or document
 // changed between its reads and its write: Segment tries again at once, a
 // bounded number of times.
@@ -106,38 +79,28 @@ var ErrChanged = errors.New("changed during the claim")
 
 // Retry describes one store's claim retries for Segment.
 type Retry struct {
-	Backend string        // the messages' prefix: "mysql", "mongodb" …
-	DB      string        // the database, for logs; no password
-	Thing   string        // what ErrChanged is about: "row", "document"
-	Retries int           // retries after a transient failure
-	Timeout time.Duration // bounds a claim with its retries (see Context)
-	Log     *slog.Logger
-	// Closed reports whether the store has been closed.
-	Closed func() bool
-	// Transient reports whether a failure may be cured by a retry.
-	Transient func(error) bool
-	// Verdict reports whether an error is the attempt's answer about the
-	// key, returned as it is.
-	Verdict func(error) bool
-	// Wrap reports a failure after the last attempt.
-	Wrap func(ctx context.Context, err error, what string) error
+	Life    *Life  // the store's: its names, timeout, log and whether it is closed
+	Thing   string // what ErrChanged is about: "row", "document"
+	Retries int    // retries after a transient failure
+	// Classify is the backend's judge of its driver's errors (see
+	// Transient); nil for none.
+	Classify func(err error) (transient, known bool)
 }
 
 // Segment claims step IDs of key (0: its stored step) with attempt until
-// it succeeds, gives a verdict, fails for a reason no retry cures, or
-// r.Retries retries with Backoff are spent, all within r.Timeout (see
-// Context). It returns an error wrapping idforge.ErrClosed when the store
-// is closed and one wrapping idforge.ErrInvalidArgument for a negative
-// step, before any attempt. A claim whose outcome was unknown (a reply
-// lost) and is retried leaves a gap, never a value twice.
+// it succeeds, gives a verdict (IsVerdict), fails for a reason no retry
+// cures, or r.Retries retries with Backoff are spent, all within the
+// store's Timeout (see Life.Context). It returns an error wrapping
+// idforge.ErrClosed when the store is closed and one wrapping
+// idforge.ErrInvalidArgument for a negative step, before any attempt. A
+// claim whose outcome was unknown (a reply lost) and is retried leaves a
+// gap, never a value twice.
 func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(ctx context.Context, key string, step int64) (idforge.Segment, error)) (idforge.Segment, error) {
-	if r.Closed() {
-		return idforge.Segment{}, Closed(r.Backend, r.DB)
+	l := r.Life
+	if err := cmp.Or(l.CheckOpen(), CheckStep(key, step)); err != nil {
+		return idforge.Segment{}, err
 	}
-	if step < 0 {
-		return idforge.Segment{}, fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
-	}
-	ctx, cancel := Context(ctx, r.Timeout)
+	ctx, cancel := l.Context(ctx)
 	defer cancel()
 	what := fmt.Sprintf("claim segment for key %q", key)
 	for tries, changed := 0, 0; ; {
@@ -149,19 +112,75 @@ func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(
 			if changed++; changed < 3 {
 				continue
 			}
-			return idforge.Segment{}, fmt.Errorf("%s: %s: %s keeps changing, giving up", r.Backend, what, r.Thing)
-		case r.Verdict(err):
+			return idforge.Segment{}, fmt.Errorf("%s: %s: %s keeps changing, giving up", l.Backend, what, r.Thing)
+		case IsVerdict(err):
 			return idforge.Segment{}, err
 		}
-		if r.Closed() || tries >= r.Retries || !r.Transient(err) {
-			return idforge.Segment{}, r.Wrap(ctx, err, what)
+		if l.Closed() || tries >= r.Retries || !Transient(err, r.Classify) {
+			return idforge.Segment{}, l.Wrap(ctx, err, what)
 		}
-		r.Log.Warn(r.Backend+": claim failed, retrying", "db", r.DB, "key", key, "attempt", tries+1, "err", err)
+		l.Log.Warn(l.Backend+": claim failed, retrying", "db", l.DB, "key", key, "attempt", tries+1, "err", err)
 		if !Backoff(ctx, tries) {
-			return idforge.Segment{}, r.Wrap(ctx, err, what)
+			return idforge.Segment{}, l.Wrap(ctx, err, what)
 		}
 		tries++
 	}
+}
+
+// IsVerdict reports whether err is a claim's answer about the key rather
+// than a failure to reach the database: the key is unknown or exhausted,
+// the store failed over, the request or the stored row is invalid, or the
+// database has not been migrated (NotMigrated).
+func IsVerdict(err error) bool {
+	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrStoreFailedOver) ||
+		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*NotMigrated))
+}
+
+// Claimed returns the segment of a claim that took a key's max_id to
+// newMax: step IDs, or the key's stored step, rowStep, when step is 0.
+func Claimed(newMax, rowStep, step int64) idforge.Segment {
+	return idforge.Segment{Start: newMax - cmp.Or(step, rowStep), End: newMax, Step: rowStep}
+}
+
+// NotSegmentKey is the error for a claim or hand-back on key when the
+// store has no segment key of that name: strategy is the strategy of the
+// key that has it, "" when there is none (or it could not be read).
+func NotSegmentKey(key string, strategy string) error {
+	if strategy == "" {
+		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	}
+	return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, strategy)
+}
+
+// SerialName is how every store names a serial definition in its errors
+// and messages: serial "s".
+func SerialName(name string) string { return "serial " + strconv.Quote(name) }
+
+// DefinitionName is how every store names an operator's definition in
+// its errors and messages: source "s".
+func DefinitionName(kind, name string) string { return kind + " " + strconv.Quote(name) }
+
+// NotMigrated is the error for a database that lacks what the store keeps
+// its keys in: `idforge migrate` has not run on it. IsVerdict counts it.
+type NotMigrated struct {
+	Backend, DB string
+	Missing     string // "table leaf_alloc", "collection idforge_keys"
+	Kind        string // what `idforge migrate` creates: "tables", "collections"
+}
+
+// Error says what is missing and to run `idforge migrate`.
+func (e *NotMigrated) Error() string {
+	return fmt.Sprintf("%s: database %s has no %s: run `idforge migrate` to create idforge's %s", e.Backend, e.DB, e.Missing, e.Kind)
+}
+
+// OpenErr is the outcome of opening a store that found err: nil for a
+// NotMigrated error when the store opens for `idforge migrate`
+// (forMigrate), err otherwise.
+func OpenErr(err error, forMigrate bool) error {
+	if forMigrate && errors.As(err, new(*NotMigrated)) {
+		return nil
+	}
+	return err
 }
 
 // Unclaimable explains why a claim of step (0: the stored step) cannot
@@ -170,14 +189,21 @@ func Segment(ctx context.Context, r Retry, key string, step int64, attempt func(
 // idforge.ErrSpaceExhausted when max_id would pass the largest int64. It
 // returns nil when the claim can be made.
 func Unclaimable(key string, maxID, rowStep, step int64) error {
-	used := step
-	if used == 0 {
-		if used = rowStep; used <= 0 {
-			return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
-		}
+	used := cmp.Or(step, rowStep)
+	if step == 0 && used <= 0 {
+		return fmt.Errorf("%w: key %q: stored step %d is not positive", idforge.ErrInvalidArgument, key, used)
 	}
 	if maxID > math.MaxInt64-used {
 		return fmt.Errorf("%w: key %q at max_id %d cannot grow by %d", idforge.ErrSpaceExhausted, key, maxID, used)
+	}
+	return nil
+}
+
+// CheckStep returns an error wrapping idforge.ErrInvalidArgument for a
+// claim of a negative step (0 asks for the stored step).
+func CheckStep(key string, step int64) error {
+	if step < 0 {
+		return fmt.Errorf("%w: key %q: negative step %d", idforge.ErrInvalidArgument, key, step)
 	}
 	return nil
 }

@@ -16,13 +16,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
@@ -92,9 +91,9 @@ type Statements struct {
 	// idforge_keys and idforge_serials, and of idforge_fence when the
 	// dialect has a fence, as the other statements find those tables.
 	Columns string
-	// KeysTable tells, as one boolean, whether idforge_keys exists;
-	// SerialsTable whether idforge_serials does.
-	KeysTable, SerialsTable string
+	// TableExists tells, as one boolean, whether a table (name) exists
+	// where the other statements would find it.
+	TableExists string
 	// Ping checks the server and that leaf_alloc is readable; one boolean.
 	Ping string
 
@@ -146,14 +145,13 @@ type Statements struct {
 	// a row (name, template, time_zone, description).
 	Serial, Serials, InsertSerial string
 
-	// DefinitionsTable tells, as one boolean, whether idforge_definitions
-	// exists. Definition (kind, name) and Definitions (kind) read kind,
+	// Definition (kind, name) and Definitions (kind) read kind,
 	// name, spec, description, retired (a boolean) and update_time;
 	// InsertDefinition adds a live row (kind, name, spec, description);
 	// UpdateDefinition sets spec and description of a live row (spec,
 	// description, kind, name); RetireDefinition marks a row retired
 	// (kind, name). Both set update_time.
-	DefinitionsTable, Definition, Definitions            string
+	Definition, Definitions                              string
 	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
@@ -175,32 +173,16 @@ type Pools struct {
 	Read *sql.DB
 }
 
-// InTx runs fn in a transaction on db and commits it if fn succeeds. It
-// returns the errors of the driver and of fn as they are.
-func InTx(ctx context.Context, db *sql.DB, fn func(*sql.Tx) error) error {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() // no-op after Commit
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
 // Store is the idforge.Store of a SQL backend, which embeds it. It is
 // safe for concurrent use, and any number of Stores, in any number of
 // processes, may share one database. Create it with Open and release it
 // with Close.
 type Store struct {
-	db      *sql.DB // writes, and reads when there is no rdb of its own
-	rdb     *sql.DB // reads
-	d       *Dialect
-	name    string // user@host:port/database or a file's path, for messages; no password
-	log     *slog.Logger
-	timeout time.Duration
-	retry   claim.Retry
+	db    *sql.DB // writes, and reads when there is no rdb of its own
+	rdb   *sql.DB // reads
+	d     *Dialect
+	life  claim.Life // DB is user@host:port/database or a file's path; no password
+	retry claim.Retry
 
 	// sch is nil until leaf_alloc has been seen (Open, or later calls
 	// after a Migrate elsewhere when opened with ForMigrate); loadMu
@@ -223,10 +205,6 @@ type Store struct {
 	// createdOnOpen are the tables Open created (Dialect.CreateTablesOnOpen),
 	// for MigrateTables to report.
 	createdOnOpen []string
-
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
 }
 
 // Every backend's Store, embedding this one, is each of these.
@@ -298,16 +276,12 @@ func (st statement) on(ctx context.Context, q Querier) *sql.Stmt {
 // closes the pools.
 func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialect) (*Store, error) {
 	s := &Store{
-		db:      pools.Write,
-		rdb:     cmp.Or(pools.Read, pools.Write),
-		d:       d,
-		name:    name,
-		log:     set.Logger,
-		timeout: set.Timeout,
+		db:   pools.Write,
+		rdb:  cmp.Or(pools.Read, pools.Write),
+		d:    d,
+		life: claim.Life{Backend: d.Name, DB: name, Timeout: set.Timeout, Log: set.Logger},
 	}
-	s.retry = claim.Retry{Backend: d.Name, DB: name, Thing: "row", Retries: max(set.Retries, 0), Timeout: set.Timeout, Log: set.Logger,
-		Closed: s.closed.Load, Verdict: isVerdict, Wrap: s.wrap,
-		Transient: func(err error) bool { return claim.Transient(err, d.ClassifyError) }}
+	s.retry = claim.Retry{Life: &s.life, Thing: "row", Retries: max(set.Retries, 0), Classify: d.ClassifyError}
 	s.db.SetMaxOpenConns(set.MaxOpenConns)
 	s.db.SetMaxIdleConns(max(set.MaxIdleConns, 0))
 	s.db.SetConnMaxLifetime(max(set.ConnMaxLifetime, 0))
@@ -316,21 +290,42 @@ func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialec
 		s.closeDB()
 		return nil, err
 	}
-	s.log.Debug(d.Name+" store opened", "db", s.name, "leaf_alloc", s.sch.Load() != nil,
+	s.life.Log.Debug(d.Name+" store opened", "db", s.life.DB, "leaf_alloc", s.sch.Load() != nil,
 		"idforge_keys", s.hasKeys.Load(), "idforge_serials", s.hasSerials.Load())
 	return s, nil
 }
 
+// ServerSettings checks what every server backend (store/mysql,
+// store/postgres) asks of its Config, its driver's configuration drv and
+// its Settings, and returns set with sqlpool.ServerDefaults applied. Its
+// errors wrap idforge.ErrInvalidArgument and start with backend.
+func ServerSettings[D any](backend string, drv *D, set Settings) (Settings, error) {
+	if drv == nil {
+		return set, fmt.Errorf("%w: %s: Config.Driver is nil", idforge.ErrInvalidArgument, backend)
+	}
+	return set.WithDefaults(backend, sqlpool.ServerDefaults)
+}
+
+// OpenServer is Open for a server backend: one pool, db, and no password
+// in any error.
+func OpenServer(ctx context.Context, db *sql.DB, name, password string, set Settings, d *Dialect) (*Store, error) {
+	s, err := Open(ctx, Pools{Write: db}, name, set, d)
+	if err != nil {
+		return nil, dsn.Scrub(err, password)
+	}
+	return s, nil
+}
+
 func (s *Store) open(ctx context.Context, forMigrate bool) error {
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	if err := s.db.PingContext(ctx); err != nil {
-		return s.wrap(ctx, err, "connect to "+s.name)
+		return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
 	}
 	if s.d.Fence != "" {
 		f, err := sqlfence.New(ctx, s.db, s.d.Fence)
 		if err != nil {
-			return s.wrap(ctx, err, "identify the server of "+s.name)
+			return s.life.Wrap(ctx, err, "identify the server of "+s.life.DB)
 		}
 		s.fence = f
 	}
@@ -340,23 +335,12 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 			return err
 		}
 		if err := s.d.CreateTables(ctx, s.db); err != nil {
-			return s.wrap(ctx, err, "create tables in "+s.name)
+			return s.life.Wrap(ctx, err, "create tables in "+s.life.DB)
 		}
 		s.createdOnOpen = missing
 	}
 	_, err := s.load(ctx)
-	var noTable *noLeafAllocError
-	if forMigrate && errors.As(err, &noTable) {
-		return nil
-	}
-	return err
-}
-
-// noLeafAllocError is the error for a database without leaf_alloc.
-type noLeafAllocError struct{ backend, db string }
-
-func (e *noLeafAllocError) Error() string {
-	return fmt.Sprintf("%s: database %s has no table leaf_alloc: run `idforge migrate` to create idforge's tables", e.backend, e.db)
+	return claim.OpenErr(err, forMigrate)
 }
 
 // ready returns the schema, loading it if a Migrate (here or elsewhere)
@@ -368,10 +352,16 @@ func (s *Store) ready(ctx context.Context) (*schema, error) {
 	return s.load(ctx)
 }
 
+// readyErr is ready for callers that need only its error.
+func (s *Store) readyErr(ctx context.Context) error {
+	_, err := s.ready(ctx)
+	return err
+}
+
 // load inspects leaf_alloc, idforge_keys and idforge_serials, checks that
 // they have the columns idforge uses, and builds (and, if the dialect says
 // so, prepares) the statements on leaf_alloc. It returns a
-// *noLeafAllocError when there is no leaf_alloc.
+// *claim.NotMigrated when there is no leaf_alloc.
 func (s *Store) load(ctx context.Context) (*schema, error) {
 	s.loadMu.Lock()
 	defer s.loadMu.Unlock()
@@ -396,7 +386,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	}
 	leaf := cols["leaf_alloc"]
 	if len(leaf) == 0 {
-		return nil, &noLeafAllocError{backend: s.d.Name, db: s.name}
+		return nil, &claim.NotMigrated{Backend: s.d.Name, DB: s.life.DB, Missing: "table leaf_alloc", Kind: "tables"}
 	}
 	// Older copies of Leaf's DDL name the description column desc.
 	desc := s.d.QuoteIdent("description")
@@ -418,8 +408,8 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 		if sch.fenced = len(cols[sqlfence.Table]) > 0; sch.fenced {
 			claimStored, claimStep = fenced(claimStored, s.fence), fenced(claimStep, s.fence)
 		} else {
-			s.log.Warn(s.d.Name+": no table "+sqlfence.Table+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
-				"db", s.name)
+			s.life.Log.Warn(s.d.Name+": no table "+sqlfence.Table+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
+				"db", s.life.DB)
 		}
 	}
 	// The claims and Read, which runs in a claim's transaction, go to
@@ -430,7 +420,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 			return st
 		}
 		if st.prepared, err = db.PrepareContext(ctx, text); err != nil {
-			err = s.wrap(ctx, err, "prepare statements")
+			err = s.life.Wrap(ctx, err, "prepare statements")
 		}
 		return st
 	}
@@ -462,14 +452,14 @@ func fenced(claim string, f *sqlfence.Fence) string {
 func (s *Store) columns(ctx context.Context) (map[string]map[string]bool, error) {
 	rows, err := s.db.QueryContext(ctx, s.d.SQL.Columns)
 	if err != nil {
-		return nil, s.wrap(ctx, err, "inspect tables")
+		return nil, s.life.Wrap(ctx, err, "inspect tables")
 	}
 	defer rows.Close()
 	cols := map[string]map[string]bool{}
 	for rows.Next() {
 		var table, col string
 		if err := rows.Scan(&table, &col); err != nil {
-			return nil, s.wrap(ctx, err, "inspect tables")
+			return nil, s.life.Wrap(ctx, err, "inspect tables")
 		}
 		if cols[table] == nil {
 			cols[table] = map[string]bool{}
@@ -477,7 +467,7 @@ func (s *Store) columns(ctx context.Context) (map[string]map[string]bool, error)
 		cols[table][col] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, err, "inspect tables")
+		return nil, s.life.Wrap(ctx, err, "inspect tables")
 	}
 	return cols, nil
 }
@@ -495,55 +485,34 @@ func (s *Store) checkColumns(table string, have map[string]bool, want ...string)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%s: table %s in %s lacks column(s) %s; it is not the table idforge expects",
-			s.d.Name, table, s.name, strings.Join(missing, ", "))
+			s.d.Name, table, s.life.DB, strings.Join(missing, ", "))
 	}
 	return nil
 }
 
-// keysTable reports whether idforge_keys exists, looking again when it
-// did not: `idforge migrate` may have created it since.
-func (s *Store) keysTable(ctx context.Context) (bool, error) {
-	if s.hasKeys.Load() {
-		return true, nil
-	}
-	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.KeysTable).Scan(&ok); err != nil {
-		return false, s.wrap(ctx, err, "look for table idforge_keys")
-	}
-	if ok {
-		s.hasKeys.Store(true)
-	}
-	return ok, nil
+// keysTable reports whether idforge_keys exists (see seen).
+func (s *Store) keysTable(ctx context.Context) (bool, error) { return s.seen(ctx, s.keysT()) }
+
+// keysT is idforge_keys, which a plain Leaf database lacks: it then
+// serves segment keys only.
+func (s *Store) keysT() optionalTable {
+	return optionalTable{&s.hasKeys, "idforge_keys", "keys other than segment keys"}
 }
 
 // Ping reports whether the database answers and leaf_alloc can be read.
 // It returns an error wrapping idforge.ErrClosed after Close.
 func (s *Store) Ping(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if _, err := s.ready(ctx); err != nil {
-		return err
-	}
-	var rows bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows); err != nil {
-		return s.wrap(ctx, err, "ping")
-	}
-	return nil
+	return s.life.Ping(ctx, s.readyErr, func(ctx context.Context) error {
+		var rows bool
+		return s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows)
+	})
 }
 
 // Close closes the statements and connections. It is idempotent: later
 // calls return the first call's result. Calls made after Close return an
 // error wrapping idforge.ErrClosed.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() {
-		s.closed.Store(true)
-		s.closeErr = s.closeDB()
-		s.log.Debug(s.d.Name+" store closed", "db", s.name)
-	})
-	return s.closeErr
+	return s.life.Close(s.closeDB)
 }
 
 func (s *Store) closeDB() error {
@@ -554,11 +523,7 @@ func (s *Store) closeDB() error {
 	if s.rdb != s.db {
 		errs = append(errs, s.rdb.Close())
 	}
-	errs = append(errs, s.db.Close())
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("%s: close %s: %w", s.d.Name, s.name, err)
-	}
-	return nil
+	return errors.Join(append(errs, s.db.Close())...)
 }
 
 func (sch *schema) close() error {
@@ -569,22 +534,4 @@ func (sch *schema) close() error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-func (s *Store) checkOpen() error {
-	if s.closed.Load() {
-		return claim.Closed(s.d.Name, s.name)
-	}
-	return nil
-}
-
-// opContext applies the store's timeout, if it has one, to ctx unless ctx
-// ends earlier.
-func (s *Store) opContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return claim.Context(ctx, s.timeout)
-}
-
-// wrap adds what was being done to a driver error (see claim.Wrap).
-func (s *Store) wrap(ctx context.Context, err error, what string) error {
-	return claim.Wrap(ctx, err, s.closed.Load(), s.d.Name, s.name, what)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/store"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // DefinitionsTable is the table operators' definitions
@@ -26,20 +27,8 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	what := fmt.Sprintf("create %s %q", d.Kind, d.Name)
-	ctx, cancel, err := s.start(ctx, s.defsT(), what)
-	defer cancel()
-	if err != nil {
-		return err
-	}
-	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertDefinition, d.Kind, d.Name, d.Spec, nullString(d.Description))
-	switch {
-	case err == nil:
-		return nil
-	case s.d.IsDuplicateKey(err):
-		return fmt.Errorf("%w: %s %q", idforge.ErrKeyExists, d.Kind, d.Name)
-	}
-	return s.tableErr(ctx, err, s.defsT(), what)
+	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.d.SQL.InsertDefinition,
+		d.Kind, d.Name, d.Spec, nullString(d.Description))
 }
 
 // UpdateDefinition implements idforge.DefinitionStore: it replaces the
@@ -50,7 +39,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	return s.changeDefinition(ctx, d.Kind, d.Name, fmt.Sprintf("update %s %q", d.Kind, d.Name), true,
+	return s.changeDefinition(ctx, d.Kind, d.Name, "update "+claim.DefinitionName(d.Kind, d.Name), true,
 		s.d.SQL.UpdateDefinition, d.Spec, nullString(d.Description), d.Kind, d.Name)
 }
 
@@ -58,7 +47,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 // definition retired, which it stays. Its errors are CreateDefinition's,
 // with ErrUnknownKey when there is no such definition.
 func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
-	return s.changeDefinition(ctx, kind, name, fmt.Sprintf("retire %s %q", kind, name), false,
+	return s.changeDefinition(ctx, kind, name, "retire "+claim.DefinitionName(kind, name), false,
 		s.d.SQL.RetireDefinition, kind, name)
 }
 
@@ -87,7 +76,7 @@ func (s *Store) changeDefinition(ctx context.Context, kind, name, what string, l
 // CreateDefinition's, with ErrUnknownKey when there is no such
 // definition.
 func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
-	what := fmt.Sprintf("read %s %q", kind, name)
+	what := "read " + claim.DefinitionName(kind, name)
 	ctx, cancel, err := s.start(ctx, s.defsT(), what)
 	defer cancel()
 	if err != nil {
@@ -101,7 +90,7 @@ func (s *Store) definition(ctx context.Context, q Querier, kind, name, what stri
 	var r defRow
 	err := q.QueryRowContext(ctx, s.d.SQL.Definition, kind, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return idforge.Definition{}, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+		return idforge.Definition{}, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.DefinitionName(kind, name))
 	}
 	if err != nil {
 		return idforge.Definition{}, s.tableErr(ctx, err, s.defsT(), what)
@@ -119,7 +108,7 @@ func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definit
 
 // defsT is idforge_definitions, which `idforge migrate` creates.
 func (s *Store) defsT() optionalTable {
-	return optionalTable{&s.hasDefs, s.d.SQL.DefinitionsTable, DefinitionsTable, "operators' definitions"}
+	return optionalTable{&s.hasDefs, DefinitionsTable, "operators' definitions"}
 }
 
 // defRow is an idforge_definitions row as scanned.

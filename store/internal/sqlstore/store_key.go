@@ -25,13 +25,13 @@ import (
 // error saying to run `idforge migrate` for a key of another strategy
 // when the database has no idforge_keys table; ErrClosed after Close.
 func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	what := fmt.Sprintf("create key %q", k.Name)
 	sch, err := s.ready(ctx)
@@ -43,8 +43,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		return err
 	}
 	if k.Strategy != idforge.StrategySegment && !hasKeys {
-		return fmt.Errorf("%s: %s: database %s has no table idforge_keys, which %s keys are kept in: run `idforge migrate`",
-			s.d.Name, what, s.name, k.Strategy)
+		return s.noTable(s.keysT(), what)
 	}
 
 	errTaken := fmt.Errorf("%w: %q", idforge.ErrKeyExists, k.Name)
@@ -78,7 +77,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	case s.d.IsDuplicateKey(err):
 		return errTaken
 	}
-	return s.wrap(ctx, err, what)
+	return s.life.Wrap(ctx, err, what)
 }
 
 // Key implements idforge.KeyStore. It returns an error wrapping
@@ -88,10 +87,10 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 // name be in both tables (only possible by editing them by hand), the
 // segment key wins, because that is the row ClaimSegment uses.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return idforge.Key{}, err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	what := fmt.Sprintf("read key %q", name)
 	sch, err := s.ready(ctx)
@@ -104,7 +103,7 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 		return r.key()
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return idforge.Key{}, s.wrap(ctx, err, what)
+		return idforge.Key{}, s.life.Wrap(ctx, err, what)
 	}
 	hasKeys, err := s.keysTable(ctx)
 	if err != nil {
@@ -119,7 +118,7 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}
 	if err != nil {
-		return idforge.Key{}, s.wrap(ctx, err, what)
+		return idforge.Key{}, s.life.Wrap(ctx, err, what)
 	}
 	return o.key(), nil
 }
@@ -129,10 +128,10 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 // tables is listed once, as its leaf_alloc row. It returns an error
 // wrapping ErrClosed after Close.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	sch, err := s.ready(ctx)
 	if err != nil {
@@ -142,13 +141,13 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	segs := map[string]bool{}
 	rows, err := s.rdb.QueryContext(ctx, sch.keysSQL)
 	if err != nil {
-		return nil, s.wrap(ctx, err, "list keys")
+		return nil, s.life.Wrap(ctx, err, "list keys")
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var r segmentRow
 		if err := rows.Scan(&r.name, &r.maxID, &r.step, &r.desc, &r.updated); err != nil {
-			return nil, s.wrap(ctx, err, "list keys")
+			return nil, s.life.Wrap(ctx, err, "list keys")
 		}
 		k, err := r.key()
 		if err != nil {
@@ -158,7 +157,7 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 		segs[k.Name] = true
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-		return nil, s.wrap(ctx, err, "list keys")
+		return nil, s.life.Wrap(ctx, err, "list keys")
 	}
 
 	hasKeys, err := s.keysTable(ctx)
@@ -168,23 +167,23 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	if hasKeys {
 		rows, err := s.rdb.QueryContext(ctx, s.d.SQL.KeysOther)
 		if err != nil {
-			return nil, s.wrap(ctx, err, "list keys")
+			return nil, s.life.Wrap(ctx, err, "list keys")
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var o otherRow
 			if err := rows.Scan(&o.name, &o.strategy, &o.desc, &o.updated); err != nil {
-				return nil, s.wrap(ctx, err, "list keys")
+				return nil, s.life.Wrap(ctx, err, "list keys")
 			}
 			if segs[o.name] {
-				s.log.Warn(s.d.Name+": key is in both leaf_alloc and idforge_keys; using the leaf_alloc row",
-					"db", s.name, "key", o.name)
+				s.life.Log.Warn(s.d.Name+": key is in both leaf_alloc and idforge_keys; using the leaf_alloc row",
+					"db", s.life.DB, "key", o.name)
 				continue
 			}
 			out = append(out, o.key())
 		}
 		if err := rows.Err(); err != nil {
-			return nil, s.wrap(ctx, err, "list keys")
+			return nil, s.life.Wrap(ctx, err, "list keys")
 		}
 	}
 	slices.SortFunc(out, func(a, b idforge.Key) int { return cmp.Compare(a.Name, b.Name) })
@@ -240,7 +239,7 @@ func (s *Store) UpdateKey(ctx context.Context, name string, step int64, descript
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	sch, err := s.ready(ctx)
 	if err != nil {
@@ -255,10 +254,10 @@ func (s *Store) UpdateKey(ctx context.Context, name string, step int64, descript
 	}
 	what := fmt.Sprintf("update key %q", name)
 	if err != nil {
-		return s.wrap(ctx, err, what)
+		return s.life.Wrap(ctx, err, what)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return s.wrap(ctx, err, what)
+		return s.life.Wrap(ctx, err, what)
 	} else if n == 0 {
 		return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}

@@ -24,21 +24,21 @@ import (
 // error naming the columns when an existing table is not the one idforge
 // expects.
 func (s *Store) Migrate(ctx context.Context) error {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
 	if err := s.d.CreateTables(ctx, s.db); err != nil {
-		return s.wrap(ctx, err, fmt.Sprintf("migrate %s", s.name))
+		return s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s", s.life.DB))
 	}
 	if s.fence != nil {
 		if err := s.fence.Create(ctx, s.db); err != nil {
-			return s.wrap(ctx, err, fmt.Sprintf("migrate %s: create %s", s.name, sqlfence.Table))
+			return s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s: create %s", s.life.DB, sqlfence.Table))
 		}
 	}
 	if _, err := s.load(ctx); err != nil {
 		return err
 	}
-	s.log.Info(s.d.Name+": schema is up to date", "db", s.name)
+	s.life.Log.Info(s.d.Name+": schema is up to date", "db", s.life.DB)
 	return nil
 }
 
@@ -51,7 +51,7 @@ var Tables = []string{"leaf_alloc", "idforge_keys", "idforge_serials", Definitio
 // migrate` reports with it what it did. A table another process creates
 // between the check and the creation may be counted as created here.
 func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return nil, err
 	}
 	missing, err := s.missingTables(ctx)
@@ -61,7 +61,7 @@ func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
 	if s.fence != nil {
 		has, err := s.fence.Exists(ctx, s.db)
 		if err != nil {
-			return nil, s.wrap(ctx, err, "look for table "+sqlfence.Table)
+			return nil, s.life.Wrap(ctx, err, "look for table "+sqlfence.Table)
 		}
 		if !has {
 			missing = append(missing, sqlfence.Table)

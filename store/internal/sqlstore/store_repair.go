@@ -7,6 +7,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // FailoverState implements idforge.FailoverRepairer: the server the
@@ -14,17 +15,17 @@ import (
 // error wrapping idforge.ErrInvalidArgument for a store without a fence
 // (SQLite, or a database not migrated since fences were added).
 func (s *Store) FailoverState(ctx context.Context) (idforge.FailoverState, error) {
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return idforge.FailoverState{}, err
 	}
-	ctx, cancel := s.opContext(ctx)
+	ctx, cancel := s.life.Context(ctx)
 	defer cancel()
 	if err := s.checkFence(ctx); err != nil {
 		return idforge.FailoverState{}, err
 	}
 	st, err := s.fence.Read(ctx, s.db)
 	if err != nil {
-		return idforge.FailoverState{}, s.wrap(ctx, err, "read "+sqlfence.Table)
+		return idforge.FailoverState{}, s.life.Wrap(ctx, err, "read "+sqlfence.Table)
 	}
 	return idforge.FailoverState{Recorded: st.Recorded, Current: st.Current}, nil
 }
@@ -33,14 +34,14 @@ func (s *Store) FailoverState(ctx context.Context) (idforge.FailoverState, error
 // the store has no fence.
 func (s *Store) checkFence(ctx context.Context) error {
 	if s.fence == nil {
-		return fmt.Errorf("%w: %s: %s has no replicas to fail over to; nothing to repair", idforge.ErrInvalidArgument, s.d.Name, s.name)
+		return fmt.Errorf("%w: %s: %s has no replicas to fail over to; nothing to repair", idforge.ErrInvalidArgument, s.d.Name, s.life.DB)
 	}
 	ok, err := s.fence.Exists(ctx, s.db)
 	if err != nil {
-		return s.wrap(ctx, err, "look for table "+sqlfence.Table)
+		return s.life.Wrap(ctx, err, "look for table "+sqlfence.Table)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s: %s has no table %s: run `idforge migrate` first", idforge.ErrInvalidArgument, s.d.Name, s.name, sqlfence.Table)
+		return fmt.Errorf("%w: %s: %s has no table %s: run `idforge migrate` first", idforge.ErrInvalidArgument, s.d.Name, s.life.DB, sqlfence.Table)
 	}
 	return nil
 }
@@ -54,7 +55,7 @@ func (s *Store) checkFence(ctx context.Context) error {
 // leaf_alloc lacks (nothing is changed then). It is bounded by ctx only.
 func (s *Store) RepairFailover(ctx context.Context, floor int64, keys []string) (idforge.Repaired, error) {
 	var out idforge.Repaired
-	if err := s.checkOpen(); err != nil {
+	if err := s.life.CheckOpen(); err != nil {
 		return out, err
 	}
 	if floor < 1 {
@@ -110,12 +111,12 @@ func (s *Store) RepairFailover(ctx context.Context, floor int64, keys []string) 
 		return nil
 	})
 	if err != nil {
-		if isVerdict(err) {
+		if claim.IsVerdict(err) {
 			return idforge.Repaired{}, err
 		}
-		return idforge.Repaired{}, s.wrap(ctx, err, "repair after a fail-over")
+		return idforge.Repaired{}, s.life.Wrap(ctx, err, "repair after a fail-over")
 	}
-	s.log.Warn(s.d.Name+": repaired after a fail-over: claims resume on this server", "db", s.name,
+	s.life.Log.Warn(s.d.Name+": repaired after a fail-over: claims resume on this server", "db", s.life.DB,
 		"server", out.Server, "was", out.Before.Recorded, "floor", floor, "raised_keys", len(out.Raised))
 	return out, nil
 }

@@ -37,13 +37,6 @@ func (s *Store) ClaimSegment(ctx context.Context, key string, step int64) (idfor
 	return claim.Segment(ctx, s.retry, key, step, s.claim)
 }
 
-// isVerdict reports whether err is claim's answer about the key rather
-// than a failure to reach the database.
-func isVerdict(err error) bool {
-	return errors.Is(err, idforge.ErrUnknownKey) || errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrStoreFailedOver) ||
-		errors.Is(err, idforge.ErrInvalidArgument) || errors.As(err, new(*noLeafAllocError))
-}
-
 // claim makes one attempt. It returns the driver's error unwrapped, so
 // that the caller can tell whether to retry.
 func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segment, error) {
@@ -89,7 +82,7 @@ func (s *Store) claimReturning(ctx context.Context, sch *schema, key string, ste
 	if err := s.claimedRows(ctx, sch, key, step, int64(n)); err != nil {
 		return idforge.Segment{}, err
 	}
-	return claimed(newMax, rowStep, step), nil
+	return claim.Claimed(newMax, rowStep, step), nil
 }
 
 // claimedRows checks the number of rows a claim's UPDATE changed: one, or
@@ -138,17 +131,7 @@ func (s *Store) claimThenRead(ctx context.Context, sch *schema, key string, step
 	if err := tx.Commit(); err != nil {
 		return idforge.Segment{}, err
 	}
-	return claimed(newMax, rowStep, step), nil
-}
-
-// claimed returns the segment a claim covers that took a row to newMax:
-// step IDs, or the row's step, rowStep, when step is 0.
-func claimed(newMax, rowStep, step int64) idforge.Segment {
-	used := step
-	if used == 0 {
-		used = rowStep
-	}
-	return idforge.Segment{Start: newMax - used, End: newMax, Step: rowStep}
+	return claim.Claimed(newMax, rowStep, step), nil
 }
 
 // whyNotClaimed explains why the claim's UPDATE matched nothing: a verdict
@@ -156,9 +139,9 @@ func claimed(newMax, rowStep, step int64) idforge.Segment {
 // or a driver error.
 func (s *Store) whyNotClaimed(ctx context.Context, sch *schema, key string, step int64) error {
 	if sch.fenced {
-		if err := s.fence.Check(ctx, s.db, s.name); err != nil {
+		if err := s.fence.Check(ctx, s.db, s.life.DB); err != nil {
 			if errors.Is(err, idforge.ErrStoreFailedOver) {
-				s.log.Error(s.d.Name+": claim refused: the store failed over", "db", s.name, "key", key, "err", err)
+				s.life.Log.Error(s.d.Name+": claim refused: the store failed over", "db", s.life.DB, "key", key, "err", err)
 			}
 			return err
 		}
@@ -191,13 +174,11 @@ func errNotIntegers(key string) error {
 // not have, saying so when it is a key of another strategy (if that can be
 // found out; the verdict does not depend on it).
 func (s *Store) notSegmentKey(ctx context.Context, key string) error {
+	var strategy string
 	if has, err := s.keysTable(ctx); err == nil && has {
-		var strategy string
-		if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy); err == nil {
-			return fmt.Errorf("%w: %q is a %s key, not a segment key", idforge.ErrUnknownKey, key, strategy)
-		}
+		s.rdb.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy)
 	}
-	return fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
+	return claim.NotSegmentKey(key, strategy)
 }
 
 // ReturnSegment implements idforge.SegmentReturner: it sets key's max_id
@@ -209,35 +190,16 @@ func (s *Store) notSegmentKey(ctx context.Context, key string) error {
 // when leaf_alloc has no such row; ErrClosed after Close; the driver's
 // error otherwise (not retried: a lost hand-back only leaves a gap).
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
-	if err := s.checkOpen(); err != nil {
-		return false, err
-	}
-	if err := claim.CheckReturn(key, from, to); err != nil {
-		return false, err
-	}
-	ctx, cancel := s.opContext(ctx)
-	defer cancel()
-	if _, err := s.ready(ctx); err != nil {
-		return false, err
-	}
-	what := fmt.Sprintf("return segment [%d, %d) of key %q", from, to, key)
-	res, err := s.db.ExecContext(ctx, s.d.SQL.Return, from, key, to)
-	if err != nil {
-		return false, s.wrap(ctx, err, what)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return false, s.wrap(ctx, err, what)
-	}
-	if n > 0 {
-		return true, nil
-	}
-	var rows int
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows); err != nil {
-		return false, s.wrap(ctx, err, what)
-	}
-	if rows == 0 {
-		return false, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, key)
-	}
-	return false, nil
+	return s.life.Return(ctx, key, from, to, s.readyErr, func(ctx context.Context) (bool, error) {
+		res, err := s.db.ExecContext(ctx, s.d.SQL.Return, from, key, to)
+		if err != nil {
+			return false, err
+		}
+		n, err := res.RowsAffected()
+		return n > 0, err
+	}, func(ctx context.Context) (bool, error) {
+		var rows int
+		err := s.rdb.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows)
+		return rows > 0, err
+	})
 }

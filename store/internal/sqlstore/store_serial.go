@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/store/internal/claim"
 )
 
 // CreateSerial implements idforge.SerialStore: it adds an idforge_serials
@@ -25,20 +26,27 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	what := fmt.Sprintf("create serial %q", def.Name)
-	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
+	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.d.SQL.InsertSerial,
+		def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+}
+
+// insert adds a row to the optional table t (stmt with args), ErrKeyExists
+// naming it as label when the table's primary key has it already.
+func (s *Store) insert(ctx context.Context, t optionalTable, label, stmt string, args ...any) error {
+	what := "create " + label
+	ctx, cancel, err := s.start(ctx, t, what)
 	defer cancel()
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, s.d.SQL.InsertSerial, def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
+	_, err = s.db.ExecContext(ctx, stmt, args...)
 	switch {
 	case err == nil:
 		return nil
 	case s.d.IsDuplicateKey(err):
-		return fmt.Errorf("%w: serial %q", idforge.ErrKeyExists, def.Name)
+		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, label)
 	}
-	return s.tableErr(ctx, err, s.serialsT(), what)
+	return s.tableErr(ctx, err, t, what)
 }
 
 // Serial implements idforge.SerialStore. It returns an error wrapping
@@ -46,7 +54,7 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 // ErrInvalidArgument that says to run `idforge migrate` when the database
 // has no idforge_serials table, and ErrClosed after Close.
 func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
-	what := fmt.Sprintf("read serial %q", name)
+	what := "read " + claim.SerialName(name)
 	ctx, cancel, err := s.start(ctx, s.serialsT(), what)
 	defer cancel()
 	if err != nil {
@@ -55,7 +63,7 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 	var r serialRow
 	err = s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
-		return idforge.Serial{}, fmt.Errorf("%w: serial %q", idforge.ErrUnknownKey, name)
+		return idforge.Serial{}, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.SerialName(name))
 	}
 	if err != nil {
 		return idforge.Serial{}, s.tableErr(ctx, err, s.serialsT(), what)
@@ -73,17 +81,16 @@ func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
 
 // serialsT is idforge_serials, which `idforge migrate` creates.
 func (s *Store) serialsT() optionalTable {
-	return optionalTable{&s.hasSerials, s.d.SQL.SerialsTable, "idforge_serials", "serial definitions"}
+	return optionalTable{&s.hasSerials, "idforge_serials", "serial definitions"}
 }
 
 // optionalTable is a table that an older `idforge migrate` did not
 // create: calls on it look for it until it is seen, and say to run
 // `idforge migrate` while it is missing.
 type optionalTable struct {
-	has    *atomic.Bool // it was seen
-	exists string       // the dialect's statement telling whether it exists
-	name   string
-	kept   string // what the table keeps, for the error
+	has  *atomic.Bool // it was seen
+	name string
+	kept string // what the table keeps, for the error
 }
 
 // A scanned is a row type of an optional table: dest lists the fields
@@ -97,11 +104,11 @@ type scanned[T any] interface {
 // bounded by the store's timeout, and the error noTable makes while the
 // table does not exist. The caller defers cancel in every case.
 func (s *Store) start(ctx context.Context, t optionalTable, what string) (context.Context, context.CancelFunc, error) {
-	if err := s.checkOpen(); err != nil {
-		return ctx, func() {}, err
+	ctx, cancel, err := s.life.Begin(ctx)
+	if err == nil {
+		err = s.optionalTable(ctx, t, what)
 	}
-	ctx, cancel := s.opContext(ctx)
-	return ctx, cancel, s.optionalTable(ctx, t, what)
+	return ctx, cancel, err
 }
 
 // listRows runs a query on an optional table (stmt with args, on the read
@@ -122,47 +129,60 @@ func listRows[R any, PR scanned[R], T any](ctx context.Context, s *Store, t opti
 	for rows.Next() {
 		r := PR(new(R))
 		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, s.wrap(ctx, err, what)
+			return nil, s.life.Wrap(ctx, err, what)
 		}
 		out = append(out, value(r))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, s.wrap(ctx, err, what)
+		return nil, s.life.Wrap(ctx, err, what)
 	}
 	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(name(a), name(b)) })
 	return out, nil
 }
 
-// optionalTable returns nil when t exists, looking again when it was not
-// seen: `idforge migrate` may have created it since. Otherwise it returns
-// the error noTable makes.
+// optionalTable returns nil when t exists (see seen), otherwise the error
+// noTable makes.
 func (s *Store) optionalTable(ctx context.Context, t optionalTable, what string) error {
-	if t.has.Load() {
-		return nil
-	}
-	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); err != nil {
-		return s.wrap(ctx, err, "look for table "+t.name)
-	}
-	if !ok {
+	ok, err := s.seen(ctx, t)
+	if err == nil && !ok {
 		return s.noTable(t, what)
 	}
-	t.has.Store(true)
-	return nil
+	return err
+}
+
+// seen reports whether t exists, looking again while it has not been
+// seen: `idforge migrate` may have created it since.
+func (s *Store) seen(ctx context.Context, t optionalTable) (bool, error) {
+	if t.has.Load() {
+		return true, nil
+	}
+	ok, err := s.exists(ctx, t)
+	if ok {
+		t.has.Store(true)
+	}
+	return ok, err
+}
+
+// exists asks the database whether t exists.
+func (s *Store) exists(ctx context.Context, t optionalTable) (bool, error) {
+	var ok bool
+	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.TableExists, t.name).Scan(&ok); err != nil {
+		return false, s.life.Wrap(ctx, err, "look for table "+t.name)
+	}
+	return ok, nil
 }
 
 // tableErr is wrap for the statements on an optional table, except that
 // when the table has gone since it was seen (dropped by hand) it returns
 // the error noTable makes.
 func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what string) error {
-	if ctx.Err() == nil && !s.closed.Load() {
-		var ok bool
-		if qerr := s.rdb.QueryRowContext(ctx, t.exists).Scan(&ok); qerr == nil && !ok {
+	if ctx.Err() == nil && !s.life.Closed() {
+		if ok, qerr := s.exists(ctx, t); qerr == nil && !ok {
 			t.has.Store(false)
 			return s.noTable(t, what)
 		}
 	}
-	return s.wrap(ctx, err, what)
+	return s.life.Wrap(ctx, err, what)
 }
 
 // noTable is the error for a database without an optional table. It wraps
@@ -170,7 +190,7 @@ func (s *Store) tableErr(ctx context.Context, err error, t optionalTable, what s
 // rather than as a server error.
 func (s *Store) noTable(t optionalTable, what string) error {
 	return fmt.Errorf("%w: %s: %s: database %s has no table %s, which %s are kept in: run `idforge migrate`",
-		idforge.ErrInvalidArgument, s.d.Name, what, s.name, t.name, t.kept)
+		idforge.ErrInvalidArgument, s.d.Name, what, s.life.DB, t.name, t.kept)
 }
 
 // serialRow is an idforge_serials row as scanned.
