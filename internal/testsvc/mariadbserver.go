@@ -177,6 +177,25 @@ func (s *MariaDBServer) GTID() string {
 	return pos
 }
 
+// CatchUp waits until the replica has applied everything the primary
+// at primary has written so far (MASTER_GTID_WAIT on the primary's
+// binary log position), failing the test after 30s.
+func (s *MariaDBServer) CatchUp(primary *MariaDBServer) {
+	s.tb.Helper()
+	pdb := primary.DB()
+	defer pdb.Close()
+	var pos string
+	if err := pdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
+		s.tb.Fatalf("testsvc: mariadbd %s: %v", primary.Addr(), err)
+	}
+	db := s.DB()
+	defer db.Close()
+	var waited int
+	if err := db.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&waited); err != nil || waited != 0 {
+		s.tb.Fatalf("testsvc: replica %s did not reach the primary's GTID %s in 30s (%d, %v)", s.Addr(), pos, waited, err)
+	}
+}
+
 // Kill kills the server with SIGKILL, as a crash would, and waits for it
 // to exit.
 func (s *MariaDBServer) Kill() {

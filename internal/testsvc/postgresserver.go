@@ -184,6 +184,26 @@ func (s *PostgresServer) Promote() {
 	}
 }
 
+// CatchUp waits until the standby has replayed everything the primary
+// has written so far, failing the test after 30s.
+func (s *PostgresServer) CatchUp(primary *PostgresServer) {
+	s.tb.Helper()
+	target := primary.LSN()
+	db := s.DB()
+	defer db.Close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var done bool
+		if err := db.QueryRow("SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn", target).Scan(&done); err == nil && done {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("testsvc: standby %s did not replay the primary's WAL up to %s in 30s", s.Addr(), target)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // LSN returns where the server's WAL is: the insert position on a
 // primary, the replayed one on a standby.
 func (s *PostgresServer) LSN() string {

@@ -177,6 +177,7 @@ func TestFollowsPromotedReplica(t *testing.T) {
 	primary.Exec("CREATE DATABASE idf")
 	sqltest.FollowsPromotedReplica(t, backend, sqltest.Replicated{
 		URL:         "mysql://root@" + primary.Addr() + "," + replica.Addr() + "/idf?timeout=2s",
+		CatchUp:     func() { replica.CatchUp(primary) },
 		KillPrimary: primary.Kill, Promote: replica.Promote,
 	})
 }

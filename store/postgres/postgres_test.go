@@ -239,6 +239,7 @@ func TestFollowsPromotedReplica(t *testing.T) {
 	sqltest.FollowsPromotedReplica(t, backend, sqltest.Replicated{
 		URL: "postgres://postgres@" + primary.Addr() + "," + standby.Addr() +
 			"/idf?sslmode=disable&target_session_attrs=read-write&timeout=2s&connect_timeout=2",
+		CatchUp:     func() { standby.CatchUp(primary) },
 		KillPrimary: primary.Kill, Promote: standby.Promote,
 	})
 }

@@ -15,8 +15,9 @@ type Replicated struct {
 	// URL is a store URL of a database both servers hold, listing both
 	// hosts in the driver's fail-over form, primary first.
 	URL string
+	// CatchUp waits until the replica holds all the primary has written;
 	// KillPrimary kills the primary; Promote makes the replica a primary.
-	KillPrimary, Promote func()
+	CatchUp, KillPrimary, Promote func()
 }
 
 // FollowsPromotedReplica runs on one Store, never reopened, across a
@@ -33,6 +34,9 @@ func FollowsPromotedReplica(t *testing.T, b Backend, db Replicated) {
 	if err := st.CreateKey(ctx, SegKey("k", 1, 10)); err != nil {
 		t.Fatalf("CreateKey: %v", err)
 	}
+	// The schema and the key reach the replica (replication is
+	// asynchronous); the claims below may not, which the fence is for.
+	db.CatchUp()
 	var last idforge.Segment
 	for range 5 {
 		last = MustClaim(t, st, "k", 0)
