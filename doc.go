@@ -34,7 +34,10 @@
 //   - store: the backend registry; store/internal/sqlstore the one SQL
 //     store that store/mysql, store/postgres and store/sqlite are dialects
 //     of, store/sqlpool the pool, timeout and retry settings of the
-//     SQL server stores; store/mongo (MongoDB, single-document atomic updates);
+//     SQL server stores; store/internal/claim what every database-backed
+//     store shares around a claim (retries and their backoff, the errors
+//     that answer about a key, open/closed state, per-call timeout, the
+//     hand-back of a range); store/mongo (MongoDB, single-document atomic updates);
 //     store/redis (Redis in front of one of them); store/memstore for
 //     tests; store/storetest the conformance suite every backend runs.
 //   - issuer: routes a key to its strategy, applies formats and plugins;
