@@ -415,6 +415,13 @@ func TestErrorCodes(t *testing.T) {
 		{"Stream batch -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: -1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Stream batch idforge.MaxCount+1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: idforge.MaxCount + 1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Stream count -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Count: -1}) }, codes.InvalidArgument, "invalid_count"},
+		{"Stream ranges batch idforge.MaxCount+1", func() error {
+			return stream(&idforgev1.StreamRequest{Key: "order", Batch: idforge.MaxCount + 1, Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+		}, codes.InvalidArgument, "invalid_count"},
+		{"Stream ranges of a uuidv7 key", func() error {
+			return stream(&idforgev1.StreamRequest{Key: "trace", Count: 5, Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+		}, codes.InvalidArgument, "wrong_strategy"},
+		{"Stream form unknown", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Count: 5, Form: 7}) }, codes.InvalidArgument, "invalid_argument"},
 		{"Explain negative", func() error { _, err := c.Explain(ctx, &idforgev1.ExplainRequest{Id: -1}); return err }, codes.InvalidArgument, "invalid_argument"},
 		{"Make without time", func() error { _, err := c.Make(ctx, &idforgev1.MakeRequest{}); return err }, codes.InvalidArgument, "invalid_argument"},
 		{"Make before the epoch", func() error {
