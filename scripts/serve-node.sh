@@ -23,10 +23,13 @@ bench_setup() {
 # starts `BINARY serve` on a free loopback port with its data directory in
 # DIR (after `migrate` when STORE_URL is given), waits until it serves,
 # and creates a segment key $key and a snowflake key ${key}sf. It sets pid
-# and addr; the caller's EXIT trap kills $pid.
+# and addr; the caller's EXIT trap kills $pid. With serve_grpc=1 set, the
+# node serves gRPC on a free loopback port as well, whose address it sets
+# in grpc_addr.
 serve_node() {
 	local bin=$1 dir=$2 store=${3:-}
 	local args=(--data "$dir/data" --http 127.0.0.1:0 --log-level info)
+	[ "${serve_grpc:-}" = 1 ] && args+=(--grpc 127.0.0.1:0)
 	if [ -n "$store" ]; then
 		args+=(--store "$store")
 		"$bin" migrate --store "$store" --data "$dir/data" >/dev/null
@@ -40,6 +43,7 @@ serve_node() {
 		sleep 0.1
 	done
 	[ -n "$addr" ] || { cat "$dir/log"; exit 1; }
+	grpc_addr=$(sed -n 's/.*msg="idforge serving" .*grpc=\([^ ]*\).*/\1/p' "$dir/log")
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"$key\",\"step\":1000}" >/dev/null
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
 }
