@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"net/url"
@@ -78,23 +79,47 @@ func (r *remote) Stream(ctx context.Context, key string, batch int) iter.Seq2[[]
 	}
 }
 
-// stream sends StreamRequest{key, batch, form ranges} and hands each
-// message's IDs, its ranges expanded, to yield until yield returns false
-// (nil) or the stream fails (its error). A server that does not know the
-// form answers ids, which are taken as they are. The stream is cancelled
-// when stream returns.
+// streamCall is how many batches one gRPC Stream call of the client asks
+// for (its count) before the next call: a ranges message is a few bytes,
+// so an endless stream would let the server run a flow-control window of
+// them ahead of the reader, 10⁴ batches and more, all lost (a gap) when
+// the caller stops. Calls of this many bound that to streamCall batches
+// for a round trip every streamCall batches. A variable for tests.
+var streamCall = 256
+
+// stream hands key's IDs to yield, batch at a time, from consecutive
+// Stream calls of streamCall batches in the ranges form, until yield
+// returns false (nil) or a call fails (its error). Each message's ranges
+// are expanded; a server that does not know the form answers ids, which
+// are taken as they are. A call is cancelled when stream returns.
 func (g *grpcConn) stream(ctx context.Context, key string, batch int, _ time.Duration, yield func([]int64) bool) error {
+	for {
+		more, err := g.streamCall(ctx, key, batch, yield)
+		if !more || err != nil {
+			return err
+		}
+	}
+}
+
+// streamCall makes one Stream call of streamCall batches and hands its
+// IDs to yield; more reports that the call ended with all of them sent
+// and yield wants more.
+func (g *grpcConn) streamCall(ctx context.Context, key string, batch int, yield func([]int64) bool) (more bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := g.api.Stream(ctx, &idforgev1.StreamRequest{Key: key, Batch: int32(min(batch, math.MaxInt32)),
-		Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+	batch = min(batch, math.MaxInt32)
+	st, err := g.api.Stream(ctx, &idforgev1.StreamRequest{Key: key, Batch: int32(batch),
+		Count: int64(streamCall) * int64(batch), Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
 	if err != nil {
-		return g.errorOf(err)
+		return false, g.errorOf(err)
 	}
-	for {
+	for got := 0; ; got++ {
 		msg, err := st.Recv() // a new message each time: its IDs are the caller's
+		if err == io.EOF && got > 0 {
+			return true, nil
+		}
 		if err != nil {
-			return g.errorOf(err)
+			return false, g.errorOf(err)
 		}
 		var ids []int64
 		if rs := msg.GetRanges(); len(rs) > 0 || len(msg.GetIds()) == 0 {
@@ -103,10 +128,10 @@ func (g *grpcConn) stream(ctx context.Context, key string, batch int, _ time.Dur
 			ids, err = counted(g.addr, "IDs", batch, msg.GetIds())
 		}
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !yield(ids) {
-			return nil
+			return false, nil
 		}
 	}
 }

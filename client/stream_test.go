@@ -178,3 +178,43 @@ func TestStreamGRPCRanges(t *testing.T) {
 		}
 	}
 }
+
+// Over gRPC, Stream goes on from one Stream call of streamCall batches
+// to the next, so that a caller who stops loses at most the rest of one
+// call: the node issues no more than that past what was read.
+func TestStreamGRPCCalls(t *testing.T) {
+	defer func(n int) { streamCall = n }(streamCall)
+	streamCall = 3
+	n := newNode(t, newStore(t), 5, 100)
+	c := modes[2].new(t, []*node{n})
+	defer c.Close()
+	issued := func() int64 {
+		for _, k := range n.iss.Active() {
+			if k.Name == "order" && k.Segment != nil {
+				return k.Segment.Issued
+			}
+		}
+		return 0
+	}
+	var all []int64
+	batches := 0
+	for ids, err := range c.Stream(testCtx(t), "order", 50) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ids...)
+		if batches++; batches == 10 { // four calls, the last one read for one batch
+			break
+		}
+	}
+	for k := 1; k < len(all); k++ {
+		if all[k] <= all[k-1] {
+			t.Fatalf("ID %d after %d", all[k], all[k-1])
+		}
+	}
+	c.Close() // the last call ends; what its server issued is counted
+	n.grpc.GracefulStop()
+	if got, most := issued(), int64(len(all)+streamCall*50); got > most {
+		t.Fatalf("read %d IDs, the node issued %d: more than one call (%d batches) ahead", len(all), got, streamCall)
+	}
+}
