@@ -56,9 +56,10 @@ type Client interface {
 	//		use(ids) // the caller's to keep
 	//	}
 	//
-	// Over gRPC it is one call of the IDForge Stream method in the ranges
-	// form, the server issuing each message as the previous one is sent
-	// (HTTP/2 flow control keeps it a window ahead of a slow reader); over
+	// Over gRPC it is consecutive calls of the IDForge Stream method in
+	// the ranges form, 256 batches each, the server issuing each message
+	// as the previous one is sent (HTTP/2 flow control keeps it a window
+	// ahead of a slow reader, within the call); over
 	// HTTP it is one GET /v1/ids/{key}?form=ranges per batch. Either way a
 	// batch comes as a few ranges, not a number per ID, and is expanded
 	// here into the slice handed out (a server older than the gRPC form

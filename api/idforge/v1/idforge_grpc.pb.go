@@ -107,7 +107,9 @@ type IDForgeClient interface {
 	// the server's Drain it ends with UNAVAILABLE (shutting_down). With
 	// form STREAM_FORM_RANGES each message carries its IDs as ranges of
 	// consecutive IDs (GET /v1/ids/{key}?form=ranges): a segment key's
-	// batch is one range, a few bytes instead of a varint per ID.
+	// batch is one range, a few bytes instead of a varint per ID; a window
+	// then holds some 10⁴ messages, so bound what a reader that stops
+	// loses with count (the Go client makes calls of 256 batches).
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamResponse], error)
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
 	// expId).
@@ -455,7 +457,9 @@ type IDForgeServer interface {
 	// the server's Drain it ends with UNAVAILABLE (shutting_down). With
 	// form STREAM_FORM_RANGES each message carries its IDs as ranges of
 	// consecutive IDs (GET /v1/ids/{key}?form=ranges): a segment key's
-	// batch is one range, a few bytes instead of a varint per ID.
+	// batch is one range, a few bytes instead of a varint per ID; a window
+	// then holds some 10⁴ messages, so bound what a reader that stops
+	// loses with count (the Go client makes calls of 256 batches).
 	Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
 	// expId).
