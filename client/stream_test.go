@@ -66,23 +66,36 @@ func TestStreamFailsOver(t *testing.T) {
 			a, b := newNode(t, st, 5, 100), newNode(t, st, 6, 100)
 			c := m.new(t, []*node{a, b})
 			defer c.Close()
-			var all []int64
-			batches := 0
-			for ids, err := range c.Stream(testCtx(t), "order", 50) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				all = append(all, ids...)
-				if batches++; batches == 3 {
+			all := readBatches(t, c, 10, func(batches int) {
+				if batches == 3 {
 					a.stop()
 				}
-				if batches == 10 {
-					break
-				}
-			}
+			})
 			checkUnique(t, all)
 		})
 	}
+}
+
+// readBatches reads n batches of 50 IDs of "order" from c's Stream,
+// calling after (when not nil) with the count read after each, and
+// returns their IDs.
+func readBatches(t *testing.T, c Client, n int, after func(batches int)) []int64 {
+	t.Helper()
+	var all []int64
+	batches := 0
+	for ids, err := range c.Stream(testCtx(t), "order", 50) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, ids...)
+		if batches++; after != nil {
+			after(batches)
+		}
+		if batches == n {
+			break
+		}
+	}
+	return all
 }
 
 // scriptedNode is a gRPC node whose Stream records the request and sends
@@ -196,17 +209,7 @@ func TestStreamGRPCCalls(t *testing.T) {
 		}
 		return 0
 	}
-	var all []int64
-	batches := 0
-	for ids, err := range c.Stream(testCtx(t), "order", 50) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, ids...)
-		if batches++; batches == 10 { // four calls, the last one read for one batch
-			break
-		}
-	}
+	all := readBatches(t, c, 10, nil) // four calls, the last one read for one batch
 	for k := 1; k < len(all); k++ {
 		if all[k] <= all[k-1] {
 			t.Fatalf("ID %d after %d", all[k], all[k-1])

@@ -19,30 +19,26 @@ store="" dur=10s conns=8
 . scripts/serve-node.sh
 bench_setup "$@"
 
-CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$tmp/idforge" ./cmd/idforge
-go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
+build_release "$tmp"
 key="bulk$$"
 serve_grpc=1 serve_node "$tmp/idforge" "$tmp" "$store"
 
-ticks=$(getconf CLK_TCK)
-cpu() { awk -v t="$ticks" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }
-mem() { awk '/^VmRSS|^VmHWM/ {printf "%s %.1f MiB  ", $1, $2/1024}' "/proc/$pid/status"; }
 issued() { curl -sf "http://$addr/v1/keys/$key" | sed -n 's/.*"issued":\([0-9]*\).*/\1/p' | grep . || echo 0; }
 resetPeak() { echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || echo "(VmHWM not reset: it is the peak since start)"; }
 
-c0=$(cpu)
+c0=$(node_cpu)
 sleep 10
-c1=$(cpu)
+c1=$(node_cpu)
 echo "store: ${store:-sqlite (embedded)}; $conns streams or connections; $dur each; load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "idle 10 s: $(echo "$c1 - $c0" | bc) CPU-s; $(mem)"
+echo "idle 10 s: $(echo "$c1 - $c0" | bc) CPU-s; $(node_mem)"
 for url in "grpc://$grpc_addr/$key?batch=10000" "http://$addr/v1/ids/$key?count=10000&form=ranges"; do
 	resetPeak
-	before=$(cpu) issued0=$(issued)
+	before=$(node_cpu) issued0=$(issued)
 	out=$("$tmp/idforge-bench" -c "$conns" -d "$dur" -warmup 1s "$url" | tail -1)
-	after=$(cpu) issued1=$(issued)
+	after=$(node_cpu) issued1=$(issued)
 	batches=$(echo "$out" | awk '{print $1}' | tr -d ,)
 	errors=$(echo "$out" | awk '{print $6}')
 	secs=${dur%s}
-	echo "${url%%://*} $(echo "$url" | sed 's/.*\/\(v1\/ids\/\)\{0,1\}[^/?]*?/?/'): $(echo "$batches * 10000 / 1000000" | bc) M IDs/s ($batches batches/s, $errors errors; the node issued $(echo "($issued1 - $issued0) / ($secs + 1) / 1000000" | bc) M/s); $(echo "scale=2; ($after - $before) / ($secs + 1)" | bc) CPU; $(mem)"
-	echo "idle after: $(sleep 2; mem)"
+	echo "${url%%://*} $(echo "$url" | sed 's/.*\/\(v1\/ids\/\)\{0,1\}[^/?]*?/?/'): $(echo "$batches * 10000 / 1000000" | bc) M IDs/s ($batches batches/s, $errors errors; the node issued $(echo "($issued1 - $issued0) / ($secs + 1) / 1000000" | bc) M/s); $(echo "scale=2; ($after - $before) / ($secs + 1)" | bc) CPU; $(node_mem)"
+	echo "idle after: $(sleep 2; node_mem)"
 done

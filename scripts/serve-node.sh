@@ -1,4 +1,5 @@
-# Sourced by the measuring scripts (bench-http.sh, measure-resources.sh).
+# Sourced by the measuring scripts (bench-http.sh, measure-resources.sh,
+# measure-bulk.sh).
 #
 #   bench_setup "$@"
 # reads their options -s STORE_URL, -d DURATION, -c CONNECTIONS into store,
@@ -47,3 +48,17 @@ serve_node() {
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"$key\",\"step\":1000}" >/dev/null
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
 }
+
+#   build_release DIR
+# builds the release binary (as the Dockerfile builds it) and
+# idforge-bench into DIR.
+build_release() {
+	CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$1/idforge" ./cmd/idforge
+	go build -o "$1/idforge-bench" ./cmd/idforge-bench
+}
+
+#   node_cpu, node_mem
+# print the CPU-seconds process $pid has used (utime+stime from /proc) and
+# its resident memory (VmRSS now, VmHWM peak).
+node_cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }
+node_mem() { awk '/^VmRSS|^VmHWM/ {printf "%s %.1f MiB  ", $1, $2/1024}' "/proc/$pid/status"; }

@@ -70,11 +70,37 @@ func (r result) pct(p float64) time.Duration {
 }
 
 func runHTTP(url string, conns int, d time.Duration) result {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return load(conns, d, func(ctx context.Context) (lat []time.Duration, errs int) {
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			resp, err := client.Get(url)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					errs++
+				}
+				continue
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		return lat, errs
+	})
+}
+
+// load runs worker on conns goroutines for d (until its context ends)
+// and gathers the latencies and errors each returns.
+func load(conns int, d time.Duration, worker func(ctx context.Context) (lat []time.Duration, errs int)) result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
 	var (
 		mu  sync.Mutex
 		all result
@@ -83,26 +109,7 @@ func runHTTP(url string, conns int, d time.Duration) result {
 	start := time.Now()
 	for range conns {
 		wg.Go(func() {
-			var lat []time.Duration
-			errs := 0
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				resp, err := client.Get(url)
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					if ctx.Err() == nil {
-						errs++
-					}
-					continue
-				}
-				lat = append(lat, time.Since(t0))
-			}
+			lat, errs := worker(ctx)
 			mu.Lock()
 			all.lat = append(all.lat, lat...)
 			all.errors += errs

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -29,45 +27,26 @@ func runStream(rawURL string, conns int, d time.Duration) result {
 		os.Exit(1)
 	}
 	defer c.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var (
-		mu  sync.Mutex
-		all result
-		wg  sync.WaitGroup
-	)
-	start := time.Now()
-	for range conns {
-		wg.Go(func() {
-			var lat []time.Duration
-			errs := 0
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				for ids, err := range c.Stream(ctx, key, batch) {
-					if err != nil {
-						if ctx.Err() == nil {
-							errs++
-						}
-						break
-					}
-					if len(ids) == 0 {
+	return load(conns, d, func(ctx context.Context) (lat []time.Duration, errs int) {
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			for ids, err := range c.Stream(ctx, key, batch) {
+				if err != nil {
+					if ctx.Err() == nil {
 						errs++
 					}
-					now := time.Now()
-					lat = append(lat, now.Sub(t0))
-					t0 = now
+					break
 				}
+				if len(ids) == 0 {
+					errs++
+				}
+				now := time.Now()
+				lat = append(lat, now.Sub(t0))
+				t0 = now
 			}
-			mu.Lock()
-			all.lat = append(all.lat, lat...)
-			all.errors += errs
-			mu.Unlock()
-		})
-	}
-	wg.Wait()
-	all.rate = float64(len(all.lat)) / time.Since(start).Seconds()
-	slices.Sort(all.lat)
-	return all
+		}
+		return lat, errs
+	})
 }
 
 // parseStreamURL reads grpc://HOST:PORT/KEY?batch=N.

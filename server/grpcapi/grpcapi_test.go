@@ -636,39 +636,51 @@ func recvAll(s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]i
 	}
 }
 
+// Stream sends count IDs in messages of batch, strictly increasing for
+// a segment key, in either form: a ranges stream carries the same
+// messages as ranges, a segment key's as few ranges as it spans
+// segments.
 func TestStream(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := testCtx(t)
-	for _, tc := range []struct {
-		key          string
-		batch, count int64
-		sizes        []int
-	}{
-		{"order", 1000, 2500, []int{1000, 1000, 500}},
-		{"order", 0, 1000, []int{1000}},
-		{"order", 7, 20, []int{7, 7, 6}},
-		{"msg", 3000, 5000, []int{3000, 2000}},
-	} {
-		s, err := f.client.Stream(ctx, &idforgev1.StreamRequest{Key: tc.key, Batch: int32(tc.batch), Count: tc.count})
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs, err := recvAll(s)
-		if err != nil {
-			t.Fatalf("%s batch %d count %d: %v", tc.key, tc.batch, tc.count, err)
-		}
-		var sizes []int
-		var all []int64
-		for _, m := range msgs {
-			sizes = append(sizes, len(m))
-			all = append(all, m...)
-		}
-		if !slices.Equal(sizes, tc.sizes) {
-			t.Errorf("%s batch %d count %d: message sizes %v, want %v", tc.key, tc.batch, tc.count, sizes, tc.sizes)
-		}
-		for i := 1; i < len(all); i++ {
-			if all[i] <= all[i-1] {
-				t.Fatalf("%s: ID %d at %d follows %d: not strictly increasing (so not unique)", tc.key, all[i], i, all[i-1])
+	for _, form := range []idforgev1.StreamForm{idforgev1.StreamForm_STREAM_FORM_IDS, idforgev1.StreamForm_STREAM_FORM_RANGES} {
+		for _, tc := range []struct {
+			key          string
+			batch, count int64
+			sizes        []int
+		}{
+			{"order", 1000, 2500, []int{1000, 1000, 500}},
+			{"order", 0, 1000, []int{1000}},
+			{"order", 7, 20, []int{7, 7, 6}},
+			{"order", idforge.MaxCount, 25_000, []int{10_000, 10_000, 5000}},
+			{"msg", 3000, 5000, []int{3000, 2000}},
+		} {
+			s, err := f.client.Stream(ctx, &idforgev1.StreamRequest{Key: tc.key, Batch: int32(tc.batch), Count: tc.count, Form: form})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, ranges, err := recvForm(t, s, form)
+			if err != nil {
+				t.Fatalf("%v %s batch %d count %d: %v", form, tc.key, tc.batch, tc.count, err)
+			}
+			var sizes []int
+			var all []int64
+			for _, m := range msgs {
+				sizes = append(sizes, len(m))
+				all = append(all, m...)
+			}
+			if !slices.Equal(sizes, tc.sizes) {
+				t.Errorf("%v %s batch %d count %d: message sizes %v, want %v", form, tc.key, tc.batch, tc.count, sizes, tc.sizes)
+			}
+			for i := 1; i < len(all); i++ {
+				if all[i] <= all[i-1] {
+					t.Fatalf("%v %s: ID %d at %d follows %d: not strictly increasing (so not unique)", form, tc.key, all[i], i, all[i-1])
+				}
+			}
+			// The segments are of 100 IDs (MaxStep): a message of 1000
+			// spans about ten, each one range.
+			if tc.key == "order" && ranges > 2*len(msgs)+int(tc.count)/100 {
+				t.Errorf("%v %s: %d ranges for %d IDs: ranges are not folded", form, tc.key, ranges, tc.count)
 			}
 		}
 	}

@@ -22,10 +22,28 @@ import (
 
 var rangesForm = idforgev1.StreamForm_STREAM_FORM_RANGES
 
-// recvRanges reads a ranges stream to its end and returns its messages'
-// ranges; a message carrying ids, or no range, or an empty range, is an
-// error of the test.
-func recvRanges(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]idforge.Segment, err error) {
+// recvForm reads a stream of form to its end and returns its messages'
+// IDs, ranges expanded, and how many ranges came; a message in the other
+// form, or empty, or with an empty range, is an error of the test.
+func recvForm(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamResponse], form idforgev1.StreamForm) (msgs [][]int64, ranges int, err error) {
+	t.Helper()
+	segs, err := recvRanges(t, s, form)
+	for _, m := range segs {
+		var ids []int64
+		for _, r := range m {
+			for v := r.Start; v < r.End; v++ {
+				ids = append(ids, v)
+			}
+		}
+		msgs, ranges = append(msgs, ids), ranges+len(m)
+	}
+	return msgs, ranges, err
+}
+
+// recvRanges reads a stream of form to its end and returns its messages'
+// IDs as ranges (a message of ids as ranges of one); a message in the
+// other form, or empty, or with an empty range, is an error of the test.
+func recvRanges(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamResponse], form idforgev1.StreamForm) (msgs [][]idforge.Segment, err error) {
 	t.Helper()
 	for {
 		m, err := s.Recv()
@@ -35,11 +53,12 @@ func recvRanges(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamRespo
 		if err != nil {
 			return msgs, err
 		}
-		if len(m.GetIds()) > 0 || len(m.GetRanges()) == 0 {
-			t.Fatalf("a ranges message with %d IDs and ranges %v", len(m.GetIds()), m.GetRanges())
+		ids, rs := m.GetIds(), m.GetRanges()
+		if form == rangesForm && (len(ids) > 0 || len(rs) == 0) || form != rangesForm && (len(ids) == 0 || len(rs) > 0) {
+			t.Fatalf("a %v message with %d IDs and ranges %v", form, len(ids), rs)
 		}
-		var segs []idforge.Segment
-		for _, r := range m.GetRanges() {
+		segs := issuer.AppendRuns(nil, ids)
+		for _, r := range rs {
 			if r.GetEnd() <= r.GetStart() {
 				t.Fatalf("empty or reversed range %v", r)
 			}
@@ -60,53 +79,6 @@ func increasing(t testing.TB, what string, segs []idforge.Segment) {
 	}
 }
 
-// A ranges stream carries the same IDs as an ids stream would, as
-// ranges: the same message sizes, strictly increasing for a segment key,
-// folded runs for a snowflake key.
-func TestStreamRanges(t *testing.T) {
-	f := newFixture(t, fixtureOptions{})
-	ctx := testCtx(t)
-	for _, tc := range []struct {
-		key          string
-		batch, count int64
-		sizes        []int64
-	}{
-		{"order", 1000, 2500, []int64{1000, 1000, 500}},
-		{"order", 0, 1000, []int64{1000}},
-		{"order", 7, 20, []int64{7, 7, 6}},
-		{"order", idforge.MaxCount, 25_000, []int64{10_000, 10_000, 5000}},
-		{"msg", 3000, 5000, []int64{3000, 2000}},
-	} {
-		s, err := f.client.Stream(ctx, &idforgev1.StreamRequest{Key: tc.key, Batch: int32(tc.batch), Count: tc.count, Form: rangesForm})
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs, err := recvRanges(t, s)
-		if err != nil {
-			t.Fatalf("%s batch %d count %d: %v", tc.key, tc.batch, tc.count, err)
-		}
-		var sizes []int64
-		var all []idforge.Segment
-		for _, m := range msgs {
-			n := int64(0)
-			for _, r := range m {
-				n += r.Len()
-			}
-			sizes = append(sizes, n)
-			all = append(all, m...)
-		}
-		if !slices.Equal(sizes, tc.sizes) {
-			t.Errorf("%s batch %d count %d: message sizes %v, want %v", tc.key, tc.batch, tc.count, sizes, tc.sizes)
-		}
-		increasing(t, tc.key, all)
-		// The segment key's segments are of 100 IDs (MaxStep): a message
-		// of 1000 spans about ten, each one range.
-		if tc.key == "order" && len(all) > 2*len(msgs)+int(tc.count)/100 {
-			t.Errorf("%s: %d ranges for %d IDs: ranges are not folded", tc.key, len(all), tc.count)
-		}
-	}
-}
-
 // A request that leaves form out (a client older than the field) gets
 // ids, as before.
 func TestStreamOldRequestGetsIDs(t *testing.T) {
@@ -115,22 +87,9 @@ func TestStreamOldRequestGetsIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for {
-		m, err := s.Recv()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(m.GetRanges()) > 0 {
-			t.Fatalf("an old-style request got ranges %v", m.GetRanges())
-		}
-		n += len(m.GetIds())
-	}
-	if n != 250 {
-		t.Fatalf("%d IDs, want 250", n)
+	msgs, _, err := recvForm(t, s, idforgev1.StreamForm_STREAM_FORM_IDS) // fails on a message of ranges
+	if err != nil || len(slices.Concat(msgs...)) != 250 {
+		t.Fatalf("%d messages, %v; want 250 IDs", len(msgs), err)
 	}
 }
 
@@ -190,7 +149,7 @@ func TestStreamRangesDisjoint(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					msgs, err := recvRanges(t, s)
+					msgs, err := recvRanges(t, s, rangesForm)
 					if err != nil {
 						t.Error(err)
 						return
