@@ -15,13 +15,9 @@
 #   defaults: SQLite in a temporary data directory, 10s, 8.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-store="" dur=10s conns=8
+store="" dur=10s conns=8 key="bulk$$" serve_grpc=1
 . scripts/serve-node.sh
-bench_setup "$@"
-
-build_release "$tmp"
-key="bulk$$"
-serve_grpc=1 serve_node "$tmp/idforge" "$tmp" "$store"
+measure_node "$@"
 
 issued() { curl -sf "http://$addr/v1/keys/$key" | sed -n 's/.*"issued":\([0-9]*\).*/\1/p' | grep . || echo 0; }
 resetPeak() { echo 5 >"/proc/$pid/clear_refs" 2>/dev/null || echo "(VmHWM not reset: it is the peak since start)"; }

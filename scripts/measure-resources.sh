@@ -12,13 +12,9 @@
 #   e.g. mysql://root@127.0.0.1:3306/idforge_bench (the database must exist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-store="" dur=10s conns=8
+store="" dur=10s conns=8 key="res$$"
 . scripts/serve-node.sh
-bench_setup "$@"
-
-build_release "$tmp"
-key="res$$"
-serve_node "$tmp/idforge" "$tmp" "$store"
+measure_node "$@"
 
 
 c0=$(node_cpu)

@@ -49,6 +49,15 @@ serve_node() {
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
 }
 
+#   measure_node "$@"
+# is what a measuring script starts with, after setting its defaults and
+# $key: bench_setup, build_release into $tmp, serve_node on $store.
+measure_node() {
+	bench_setup "$@"
+	build_release "$tmp"
+	serve_node "$tmp/idforge" "$tmp" "$store"
+}
+
 #   build_release DIR
 # builds the release binary (as the Dockerfile builds it) and
 # idforge-bench into DIR.

@@ -622,18 +622,11 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// recvAll reads a stream to its end.
-func recvAll(s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]int64, err error) {
-	for {
-		m, err := s.Recv()
-		if err == io.EOF {
-			return msgs, nil
-		}
-		if err != nil {
-			return msgs, err
-		}
-		msgs = append(msgs, m.GetIds())
-	}
+// recvAll reads a stream of ids to its end (see recvForm).
+func recvAll(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]int64, err error) {
+	t.Helper()
+	msgs, _, err = recvForm(t, s, idforgev1.StreamForm_STREAM_FORM_IDS)
+	return msgs, err
 }
 
 // Stream sends count IDs in messages of batch, strictly increasing for
@@ -717,7 +710,7 @@ func TestStreamCancel(t *testing.T) {
 		last = m.GetIds()[len(m.GetIds())-1]
 	}
 	cancel()
-	if _, err := recvAll(s); status.Code(err) != codes.Canceled {
+	if _, err := recvAll(t, s); status.Code(err) != codes.Canceled {
 		t.Fatalf("after cancel: %v, want Canceled", err)
 	}
 	// The server notices within a message; after that nothing is issued.
@@ -810,7 +803,7 @@ func TestDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msgs, err := recvAll(late); len(msgs) != 0 || status.Code(err) != codes.Unavailable {
+	if msgs, err := recvAll(t, late); len(msgs) != 0 || status.Code(err) != codes.Unavailable {
 		t.Fatalf("new stream after Drain: %d messages, %v", len(msgs), err)
 	}
 	// Unary calls still work, and a graceful stop finishes at once.
