@@ -95,14 +95,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	srv.watchEvery = 5 * time.Millisecond
 	g := grpc.NewServer()
 	srv.Register(g)
-	ln := bufconn.Listen(1 << 20)
-	go g.Serve(ln)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := serveBufconn(t, g)
 	t.Cleanup(func() {
 		conn.Close()
 		g.Stop()
@@ -112,6 +105,21 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		}
 	})
 	return &fixture{store: st, iss: iss, srv: srv, grpc: g, conn: conn, client: idforgev1.NewIDForgeClient(conn)}
+}
+
+// serveBufconn serves g over an in-memory listener and returns a client
+// connection to it; the caller closes both.
+func serveBufconn(t testing.TB, g *grpc.Server) *grpc.ClientConn {
+	t.Helper()
+	ln := bufconn.Listen(1 << 20)
+	go g.Serve(ln)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // testSerials are the fixture's serial definitions.

@@ -2,17 +2,13 @@ package grpcapi
 
 import (
 	"cmp"
-	"context"
 	"io"
-	"net"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
@@ -105,14 +101,7 @@ func startRangesNode(t testing.TB, st idforge.Store) rangesNode {
 	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet})
 	g := grpc.NewServer()
 	New(iss, Options{Logger: quiet}).Register(g)
-	ln := bufconn.Listen(1 << 20)
-	go g.Serve(ln)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := serveBufconn(t, g)
 	var once sync.Once
 	stop := func() { once.Do(func() { conn.Close(); g.Stop(); iss.Close() }) }
 	t.Cleanup(stop)
