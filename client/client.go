@@ -56,11 +56,15 @@ type Client interface {
 	//		use(ids) // the caller's to keep
 	//	}
 	//
-	// Over gRPC it is one call of the IDForge Stream method, the server
-	// issuing each message as the previous one is sent (HTTP/2 flow
-	// control keeps it a window ahead of a slow reader); over HTTP it is
-	// one GET /v1/ids/{key}?form=ranges per batch, whose answer is a few
-	// ranges, not a string per ID; embedded, one NextN per batch. Each
+	// Over gRPC it is consecutive calls of the IDForge Stream method in
+	// the ranges form, 256 batches each, the server issuing each message
+	// as the previous one is sent (HTTP/2 flow control keeps it a window
+	// ahead of a slow reader, within the call); over
+	// HTTP it is one GET /v1/ids/{key}?form=ranges per batch. Either way a
+	// batch comes as a few ranges, not a number per ID, and is expanded
+	// here into the slice handed out (a server older than the gRPC form
+	// sends the IDs, which are taken as they are); embedded, one NextN per
+	// batch. Each
 	// batch holds 1 to batch IDs (fewer as NextN's). A node that fails
 	// mid-stream is set aside and the stream goes on on the next node, as
 	// a call fails over (see the package doc); an error that another node

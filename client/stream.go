@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"io"
 	"iter"
 	"math"
 	"net/url"
@@ -78,29 +79,96 @@ func (r *remote) Stream(ctx context.Context, key string, batch int) iter.Seq2[[]
 	}
 }
 
-// stream sends StreamRequest{key, batch} and hands each message's IDs to
-// yield until yield returns false (nil) or the stream fails (its error).
-// The stream is cancelled when stream returns.
+// streamCall is how many batches one gRPC Stream call of the client asks
+// for (its count) before the next call: a ranges message is a few bytes,
+// so an endless stream would let the server run a flow-control window of
+// them ahead of the reader, 10⁴ batches and more, all lost (a gap) when
+// the caller stops. Calls of this many bound that to streamCall batches
+// for a round trip every streamCall batches. A variable for tests.
+var streamCall = 256
+
+// stream hands key's IDs to yield, batch at a time, from consecutive
+// Stream calls of streamCall batches in the ranges form, until yield
+// returns false (nil) or a call fails (its error). Each message's ranges
+// are expanded; a server that does not know the form answers ids, which
+// are taken as they are. A call is cancelled when stream returns.
 func (g *grpcConn) stream(ctx context.Context, key string, batch int, _ time.Duration, yield func([]int64) bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	st, err := g.api.Stream(ctx, &idforgev1.StreamRequest{Key: key, Batch: int32(min(batch, math.MaxInt32))})
-	if err != nil {
-		return g.errorOf(err)
-	}
 	for {
-		msg, err := st.Recv() // a new message each time: its IDs are the caller's
-		if err != nil {
-			return g.errorOf(err)
-		}
-		ids, err := counted(g.addr, "IDs", batch, msg.GetIds())
-		if err != nil {
+		more, err := g.streamCall(ctx, key, batch, yield)
+		if !more || err != nil {
 			return err
 		}
+	}
+}
+
+// streamCall makes one Stream call of streamCall batches and hands its
+// IDs to yield; more reports that the call ended with all of them sent
+// and yield wants more.
+func (g *grpcConn) streamCall(ctx context.Context, key string, batch int, yield func([]int64) bool) (more bool, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batch = min(batch, math.MaxInt32)
+	st, err := g.api.Stream(ctx, &idforgev1.StreamRequest{Key: key, Batch: int32(batch),
+		Count: int64(streamCall) * int64(batch), Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+	if err != nil {
+		return false, g.errorOf(err)
+	}
+	for got := 0; ; got++ {
+		msg, err := st.Recv() // a new message each time: its IDs are the caller's
+		if err == io.EOF && got > 0 {
+			return true, nil
+		}
+		if err != nil {
+			return false, g.errorOf(err)
+		}
+		var ids []int64
+		if rs := msg.GetRanges(); len(rs) > 0 || len(msg.GetIds()) == 0 {
+			ids, err = g.expand(batch, rs, len(msg.GetIds()))
+		} else {
+			ids, err = counted(g.addr, "IDs", batch, msg.GetIds())
+		}
+		if err != nil {
+			return false, err
+		}
 		if !yield(ids) {
-			return nil
+			return false, nil
 		}
 	}
+}
+
+// expand returns the IDs of the ranges rs of a Stream message that
+// should hold 1 to n IDs, or an error for a message no server sends:
+// an empty or reversed range, more than n IDs or none, ranges and
+// extra IDs (the ids field) together.
+func (g *grpcConn) expand(n int, rs []*idforgev1.Range, extra int) ([]int64, error) {
+	total := int64(0)
+	for _, r := range rs {
+		c := r.GetEnd() - r.GetStart()
+		if r.GetEnd() <= r.GetStart() || c < 1 || c > int64(n)-total { // c < 1: End-Start overflowed
+			return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got ranges %v", g.addr, n, rs)
+		}
+		total += c
+	}
+	if total == 0 || extra > 0 {
+		return nil, fmt.Errorf("idforge client: %s: asked for %d IDs, got %d in ranges and %d more", g.addr, n, total, extra)
+	}
+	ids := make([]int64, 0, total)
+	for _, r := range rs {
+		ids = appendRun(ids, r.GetStart(), r.GetEnd()-r.GetStart())
+	}
+	return ids, nil
+}
+
+// appendRun appends the count consecutive IDs from start to ids, which
+// has room for them: the expansion of a range, at memory speed.
+func appendRun(ids []int64, start, count int64) []int64 {
+	k := len(ids)
+	ids = ids[:k+int(count)]
+	tail := ids[k:]
+	for j := range tail {
+		tail[j] = start + int64(j)
+	}
+	return ids
 }
 
 // stream asks for batch IDs at a time with GET /v1/ids/{key}?form=ranges
@@ -149,9 +217,7 @@ func (h *httpConn) ranges(ctx context.Context, path string, n int, timeout time.
 		if err != nil || start > math.MaxInt64-r.Count {
 			return nil, fmt.Errorf("idforge client: %s: range start %q is not a decimal int64 with room for %d IDs", h.addr, r.Start, r.Count)
 		}
-		for v := start; v < start+r.Count; v++ {
-			ids = append(ids, v)
-		}
+		ids = appendRun(ids, start, r.Count)
 	}
 	return ids, nil
 }

@@ -10,9 +10,13 @@
 # segment: Next, NextInto, NextN and AppendRangesBelow against a bare
 # atomic add (cpu-ns/id: the process's CPU time per ID);
 # grpcapi: 8 Streams of batches of 10,000 on SQLite against a server that
-# sends a fixed message (ids/s; waits on the store after the cold start);
+# sends a fixed message, in form ids and form ranges (ids/s, cpu-ns/id;
+# waits on the store after the cold start);
 # httpapi: GET /v1/ids/{key}?count=10000, form=ids and form=ranges,
-# against a trivial handler (ids/s).
+# against a trivial handler (ids/s);
+# client: the Go client's Stream over HTTP and gRPC (ranges, expanded in
+# the client) against the expansion alone (ids/s, cpu-ns/id).
+# The node's memory under bulk load is scripts/measure-bulk.sh.
 set -eu
 cd "$(dirname "$0")/.."
 out=${OUT:-bench-bulk}
@@ -21,10 +25,13 @@ out=$(cd "$out" && pwd)
 go test -c -o "$out/segment.test" ./segment/
 go test -c -o "$out/grpcapi.test" ./server/grpcapi/
 go test -c -o "$out/httpapi.test" ./server/httpapi/
+go test -c -o "$out/client.test" ./client/
 for i in $(seq "${ROUNDS:-5}"); do
 	echo "round $i" >&2
 	(cd segment && "$out/segment.test" -test.run '^$' -test.bench 'AtomicAdd$|Next$|NextInto|NextNBatch|AppendRanges' -test.benchmem) >>"$out/segment.txt"
-	(cd server/grpcapi && "$out/grpcapi.test" -test.run '^$' -test.bench 'StreamFloor|StreamSQLite' -test.benchtime "${GRPC_MSGS:-5000}x") >>"$out/grpc.txt"
+	(cd server/grpcapi && "$out/grpcapi.test" -test.run '^$' -test.bench 'StreamFloor/IDs|StreamSQLite/IDs' -test.benchtime "${GRPC_MSGS:-5000}x") >>"$out/grpc.txt"
+	(cd server/grpcapi && "$out/grpcapi.test" -test.run '^$' -test.bench 'StreamFloor/Ranges|StreamSQLite/Ranges' -test.benchtime "${RANGES_MSGS:-50000}x") >>"$out/grpc.txt"
 	(cd server/httpapi && "$out/httpapi.test" -test.run '^$' -test.bench 'BulkHTTP' -test.benchtime 1s) >>"$out/http.txt"
+	(cd client && "$out/client.test" -test.run '^$' -test.bench 'BenchmarkStream$' -test.benchtime 1s) >>"$out/client.txt"
 done
-echo "results in $out: segment.txt grpc.txt http.txt" >&2
+echo "results in $out: segment.txt grpc.txt http.txt client.txt" >&2

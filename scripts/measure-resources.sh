@@ -12,30 +12,22 @@
 #   e.g. mysql://root@127.0.0.1:3306/idforge_bench (the database must exist).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-store="" dur=10s conns=8
+store="" dur=10s conns=8 key="res$$"
 . scripts/serve-node.sh
-bench_setup "$@"
+measure_node "$@"
 
-CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$tmp/idforge" ./cmd/idforge
-go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
-key="res$$"
-serve_node "$tmp/idforge" "$tmp" "$store"
 
-ticks=$(getconf CLK_TCK)
-cpu() { awk -v t="$ticks" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }
-mem() { awk '/^VmRSS|^VmHWM/ {printf "%s %.1f MiB  ", $1, $2/1024}' "/proc/$pid/status"; }
-
-c0=$(cpu)
+c0=$(node_cpu)
 sleep 10
-c1=$(cpu)
+c1=$(node_cpu)
 echo "store: ${store:-sqlite (embedded)}; $conns connections; $dur per URL"
-echo "idle 10 s: $(echo "$c1 - $c0" | bc) CPU-s; $(mem)"
+echo "idle 10 s: $(echo "$c1 - $c0" | bc) CPU-s; $(node_mem)"
 for url in "/api/segment/get/$key" "/api/snowflake/get/${key}sf" "/v1/ids/$key?count=100"; do
-	before=$(cpu)
+	before=$(node_cpu)
 	out=$("$tmp/idforge-bench" -c "$conns" -d "$dur" -warmup 0s "http://$addr$url" | tail -1)
-	after=$(cpu)
+	after=$(node_cpu)
 	rps=$(echo "$out" | awk '{print $1}' | tr -d ,)
 	secs=${dur%s}
 	per=$(echo "scale=3; ($after - $before) * 10000 / ($rps * $secs)" | bc)
-	echo "$url: $rps req/s; $(echo "scale=2; ($after - $before) / $secs" | bc) CPU; $per CPU-s per 10,000 requests; $(mem)"
+	echo "$url: $rps req/s; $(echo "scale=2; ($after - $before) / $secs" | bc) CPU; $per CPU-s per 10,000 requests; $(node_mem)"
 done

@@ -1,4 +1,5 @@
-# Sourced by the measuring scripts (bench-http.sh, measure-resources.sh).
+# Sourced by the measuring scripts (bench-http.sh, measure-resources.sh,
+# measure-bulk.sh).
 #
 #   bench_setup "$@"
 # reads their options -s STORE_URL, -d DURATION, -c CONNECTIONS into store,
@@ -23,10 +24,13 @@ bench_setup() {
 # starts `BINARY serve` on a free loopback port with its data directory in
 # DIR (after `migrate` when STORE_URL is given), waits until it serves,
 # and creates a segment key $key and a snowflake key ${key}sf. It sets pid
-# and addr; the caller's EXIT trap kills $pid.
+# and addr; the caller's EXIT trap kills $pid. With serve_grpc=1 set, the
+# node serves gRPC on a free loopback port as well, whose address it sets
+# in grpc_addr.
 serve_node() {
 	local bin=$1 dir=$2 store=${3:-}
 	local args=(--data "$dir/data" --http 127.0.0.1:0 --log-level info)
+	[ "${serve_grpc:-}" = 1 ] && args+=(--grpc 127.0.0.1:0)
 	if [ -n "$store" ]; then
 		args+=(--store "$store")
 		"$bin" migrate --store "$store" --data "$dir/data" >/dev/null
@@ -40,6 +44,30 @@ serve_node() {
 		sleep 0.1
 	done
 	[ -n "$addr" ] || { cat "$dir/log"; exit 1; }
+	grpc_addr=$(sed -n 's/.*msg="idforge serving" .*grpc=\([^ ]*\).*/\1/p' "$dir/log")
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"$key\",\"step\":1000}" >/dev/null
 	curl -sf -XPOST "http://$addr/v1/keys" -d "{\"key\":\"${key}sf\",\"strategy\":\"snowflake\"}" >/dev/null
 }
+
+#   measure_node "$@"
+# is what a measuring script starts with, after setting its defaults and
+# $key: bench_setup, build_release into $tmp, serve_node on $store.
+measure_node() {
+	bench_setup "$@"
+	build_release "$tmp"
+	serve_node "$tmp/idforge" "$tmp" "$store"
+}
+
+#   build_release DIR
+# builds the release binary (as the Dockerfile builds it) and
+# idforge-bench into DIR.
+build_release() {
+	CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$1/idforge" ./cmd/idforge
+	go build -o "$1/idforge-bench" ./cmd/idforge-bench
+}
+
+#   node_cpu, node_mem
+# print the CPU-seconds process $pid has used (utime+stime from /proc) and
+# its resident memory (VmRSS now, VmHWM peak).
+node_cpu() { awk -v t="$(getconf CLK_TCK)" '{printf "%.2f", ($14+$15)/t}' "/proc/$pid/stat"; }
+node_mem() { awk '/^VmRSS|^VmHWM/ {printf "%s %.1f MiB  ", $1, $2/1024}' "/proc/$pid/status"; }

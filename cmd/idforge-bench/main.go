@@ -6,6 +6,11 @@
 //
 // Each of the -c workers sends one request at a time on a keep-alive
 // connection (a closed loop), so latency includes queueing in the server.
+//
+// A URL grpc://HOST:PORT/KEY?batch=N loads the gRPC API's Stream instead:
+// -c streams of key's IDs in batches of N (default idforge.MaxCount), read
+// through the Go client's Stream (ranges, expanded in the client) on one
+// connection; req/s counts batches, the latencies are between batches.
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -37,6 +43,10 @@ func main() {
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "req/s\tp50\tp99\tp99.9\tmax\terrors\tURL\t")
 	for _, url := range flag.Args() {
+		run := runHTTP
+		if strings.HasPrefix(url, "grpc://") {
+			run = runStream
+		}
 		run(url, *conns, *warm) // warm-up: connections, segments, caches
 		r := run(url, *conns, *dur)
 		fmt.Fprintf(tw, "%.0f\t%v\t%v\t%v\t%v\t%d\t%s\t\n", r.rate, r.pct(0.50), r.pct(0.99), r.pct(0.999), r.pct(1), r.errors, url)
@@ -59,12 +69,38 @@ func (r result) pct(p float64) time.Duration {
 	return r.lat[i].Round(time.Microsecond)
 }
 
-func run(url string, conns int, d time.Duration) result {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
+func runHTTP(url string, conns int, d time.Duration) result {
 	tr := &http.Transport{MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return load(conns, d, func(ctx context.Context) (lat []time.Duration, errs int) {
+		for ctx.Err() == nil {
+			t0 := time.Now()
+			resp, err := client.Get(url)
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					err = fmt.Errorf("status %d", resp.StatusCode)
+				}
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					errs++
+				}
+				continue
+			}
+			lat = append(lat, time.Since(t0))
+		}
+		return lat, errs
+	})
+}
+
+// load runs worker on conns goroutines for d (until its context ends)
+// and gathers the latencies and errors each returns.
+func load(conns int, d time.Duration, worker func(ctx context.Context) (lat []time.Duration, errs int)) result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
 	var (
 		mu  sync.Mutex
 		all result
@@ -73,26 +109,7 @@ func run(url string, conns int, d time.Duration) result {
 	start := time.Now()
 	for range conns {
 		wg.Go(func() {
-			var lat []time.Duration
-			errs := 0
-			for ctx.Err() == nil {
-				t0 := time.Now()
-				resp, err := client.Get(url)
-				if err == nil {
-					io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-					if resp.StatusCode != http.StatusOK {
-						err = fmt.Errorf("status %d", resp.StatusCode)
-					}
-				}
-				if err != nil {
-					if ctx.Err() == nil {
-						errs++
-					}
-					continue
-				}
-				lat = append(lat, time.Since(t0))
-			}
+			lat, errs := worker(ctx)
 			mu.Lock()
 			all.lat = append(all.lat, lat...)
 			all.errors += errs

@@ -74,7 +74,7 @@ func TestAuthInterceptors(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		_, err = recvAll(s)
+		_, err = recvAll(t, s)
 		return err
 	}
 	for _, tc := range []struct {

@@ -95,14 +95,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	srv.watchEvery = 5 * time.Millisecond
 	g := grpc.NewServer()
 	srv.Register(g)
-	ln := bufconn.Listen(1 << 20)
-	go g.Serve(ln)
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn := serveBufconn(t, g)
 	t.Cleanup(func() {
 		conn.Close()
 		g.Stop()
@@ -112,6 +105,21 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 		}
 	})
 	return &fixture{store: st, iss: iss, srv: srv, grpc: g, conn: conn, client: idforgev1.NewIDForgeClient(conn)}
+}
+
+// serveBufconn serves g over an in-memory listener and returns a client
+// connection to it; the caller closes both.
+func serveBufconn(t testing.TB, g *grpc.Server) *grpc.ClientConn {
+	t.Helper()
+	ln := bufconn.Listen(1 << 20)
+	go g.Serve(ln)
+	conn, err := grpc.NewClient("passthrough:///bufnet",
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return ln.DialContext(ctx) }),
+		grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return conn
 }
 
 // testSerials are the fixture's serial definitions.
@@ -415,6 +423,13 @@ func TestErrorCodes(t *testing.T) {
 		{"Stream batch -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: -1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Stream batch idforge.MaxCount+1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Batch: idforge.MaxCount + 1}) }, codes.InvalidArgument, "invalid_count"},
 		{"Stream count -1", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Count: -1}) }, codes.InvalidArgument, "invalid_count"},
+		{"Stream ranges batch idforge.MaxCount+1", func() error {
+			return stream(&idforgev1.StreamRequest{Key: "order", Batch: idforge.MaxCount + 1, Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+		}, codes.InvalidArgument, "invalid_count"},
+		{"Stream ranges of a uuidv7 key", func() error {
+			return stream(&idforgev1.StreamRequest{Key: "trace", Count: 5, Form: idforgev1.StreamForm_STREAM_FORM_RANGES})
+		}, codes.InvalidArgument, "wrong_strategy"},
+		{"Stream form unknown", func() error { return stream(&idforgev1.StreamRequest{Key: "order", Count: 5, Form: 7}) }, codes.InvalidArgument, "invalid_argument"},
 		{"Explain negative", func() error { _, err := c.Explain(ctx, &idforgev1.ExplainRequest{Id: -1}); return err }, codes.InvalidArgument, "invalid_argument"},
 		{"Make without time", func() error { _, err := c.Make(ctx, &idforgev1.MakeRequest{}); return err }, codes.InvalidArgument, "invalid_argument"},
 		{"Make before the epoch", func() error {
@@ -615,53 +630,58 @@ func TestErrorTable(t *testing.T) {
 	}
 }
 
-// recvAll reads a stream to its end.
-func recvAll(s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]int64, err error) {
-	for {
-		m, err := s.Recv()
-		if err == io.EOF {
-			return msgs, nil
-		}
-		if err != nil {
-			return msgs, err
-		}
-		msgs = append(msgs, m.GetIds())
-	}
+// recvAll reads a stream of ids to its end (see recvForm).
+func recvAll(t testing.TB, s grpc.ServerStreamingClient[idforgev1.StreamResponse]) (msgs [][]int64, err error) {
+	t.Helper()
+	msgs, _, err = recvForm(t, s, idforgev1.StreamForm_STREAM_FORM_IDS)
+	return msgs, err
 }
 
+// Stream sends count IDs in messages of batch, strictly increasing for
+// a segment key, in either form: a ranges stream carries the same
+// messages as ranges, a segment key's as few ranges as it spans
+// segments.
 func TestStream(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := testCtx(t)
-	for _, tc := range []struct {
-		key          string
-		batch, count int64
-		sizes        []int
-	}{
-		{"order", 1000, 2500, []int{1000, 1000, 500}},
-		{"order", 0, 1000, []int{1000}},
-		{"order", 7, 20, []int{7, 7, 6}},
-		{"msg", 3000, 5000, []int{3000, 2000}},
-	} {
-		s, err := f.client.Stream(ctx, &idforgev1.StreamRequest{Key: tc.key, Batch: int32(tc.batch), Count: tc.count})
-		if err != nil {
-			t.Fatal(err)
-		}
-		msgs, err := recvAll(s)
-		if err != nil {
-			t.Fatalf("%s batch %d count %d: %v", tc.key, tc.batch, tc.count, err)
-		}
-		var sizes []int
-		var all []int64
-		for _, m := range msgs {
-			sizes = append(sizes, len(m))
-			all = append(all, m...)
-		}
-		if !slices.Equal(sizes, tc.sizes) {
-			t.Errorf("%s batch %d count %d: message sizes %v, want %v", tc.key, tc.batch, tc.count, sizes, tc.sizes)
-		}
-		for i := 1; i < len(all); i++ {
-			if all[i] <= all[i-1] {
-				t.Fatalf("%s: ID %d at %d follows %d: not strictly increasing (so not unique)", tc.key, all[i], i, all[i-1])
+	for _, form := range []idforgev1.StreamForm{idforgev1.StreamForm_STREAM_FORM_IDS, idforgev1.StreamForm_STREAM_FORM_RANGES} {
+		for _, tc := range []struct {
+			key          string
+			batch, count int64
+			sizes        []int
+		}{
+			{"order", 1000, 2500, []int{1000, 1000, 500}},
+			{"order", 0, 1000, []int{1000}},
+			{"order", 7, 20, []int{7, 7, 6}},
+			{"order", idforge.MaxCount, 25_000, []int{10_000, 10_000, 5000}},
+			{"msg", 3000, 5000, []int{3000, 2000}},
+		} {
+			s, err := f.client.Stream(ctx, &idforgev1.StreamRequest{Key: tc.key, Batch: int32(tc.batch), Count: tc.count, Form: form})
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs, ranges, err := recvForm(t, s, form)
+			if err != nil {
+				t.Fatalf("%v %s batch %d count %d: %v", form, tc.key, tc.batch, tc.count, err)
+			}
+			var sizes []int
+			var all []int64
+			for _, m := range msgs {
+				sizes = append(sizes, len(m))
+				all = append(all, m...)
+			}
+			if !slices.Equal(sizes, tc.sizes) {
+				t.Errorf("%v %s batch %d count %d: message sizes %v, want %v", form, tc.key, tc.batch, tc.count, sizes, tc.sizes)
+			}
+			for i := 1; i < len(all); i++ {
+				if all[i] <= all[i-1] {
+					t.Fatalf("%v %s: ID %d at %d follows %d: not strictly increasing (so not unique)", form, tc.key, all[i], i, all[i-1])
+				}
+			}
+			// The segments are of 100 IDs (MaxStep): a message of 1000
+			// spans about ten, each one range.
+			if tc.key == "order" && ranges > 2*len(msgs)+int(tc.count)/100 {
+				t.Errorf("%v %s: %d ranges for %d IDs: ranges are not folded", form, tc.key, ranges, tc.count)
 			}
 		}
 	}
@@ -698,7 +718,7 @@ func TestStreamCancel(t *testing.T) {
 		last = m.GetIds()[len(m.GetIds())-1]
 	}
 	cancel()
-	if _, err := recvAll(s); status.Code(err) != codes.Canceled {
+	if _, err := recvAll(t, s); status.Code(err) != codes.Canceled {
 		t.Fatalf("after cancel: %v, want Canceled", err)
 	}
 	// The server notices within a message; after that nothing is issued.
@@ -791,7 +811,7 @@ func TestDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msgs, err := recvAll(late); len(msgs) != 0 || status.Code(err) != codes.Unavailable {
+	if msgs, err := recvAll(t, late); len(msgs) != 0 || status.Code(err) != codes.Unavailable {
 		t.Fatalf("new stream after Drain: %d messages, %v", len(msgs), err)
 	}
 	// Unary calls still work, and a graceful stop finishes at once.

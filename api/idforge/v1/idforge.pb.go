@@ -50,6 +50,61 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// StreamForm is how a Stream's messages carry their IDs.
+type StreamForm int32
+
+const (
+	// One varint per ID in StreamResponse.ids.
+	StreamForm_STREAM_FORM_IDS StreamForm = 0
+	// Runs of consecutive IDs in StreamResponse.ranges, as
+	// GET /v1/ids/{key}?form=ranges answers: a segment key's batch is one
+	// range (a few when it spans segments), whatever its size; other keys
+	// of integer IDs fold consecutive IDs together (a snowflake tick's
+	// IDs are consecutive; permuted IDs make ranges of one). Keys of
+	// string IDs (uuidv7, ulid) answer INVALID_ARGUMENT wrong_strategy in
+	// either form.
+	StreamForm_STREAM_FORM_RANGES StreamForm = 1
+)
+
+// Enum value maps for StreamForm.
+var (
+	StreamForm_name = map[int32]string{
+		0: "STREAM_FORM_IDS",
+		1: "STREAM_FORM_RANGES",
+	}
+	StreamForm_value = map[string]int32{
+		"STREAM_FORM_IDS":    0,
+		"STREAM_FORM_RANGES": 1,
+	}
+)
+
+func (x StreamForm) Enum() *StreamForm {
+	p := new(StreamForm)
+	*p = x
+	return p
+}
+
+func (x StreamForm) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (StreamForm) Descriptor() protoreflect.EnumDescriptor {
+	return file_idforge_v1_idforge_proto_enumTypes[0].Descriptor()
+}
+
+func (StreamForm) Type() protoreflect.EnumType {
+	return &file_idforge_v1_idforge_proto_enumTypes[0]
+}
+
+func (x StreamForm) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use StreamForm.Descriptor instead.
+func (StreamForm) EnumDescriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{0}
+}
+
 // Strategy is how a key issues IDs.
 type Strategy int32
 
@@ -100,11 +155,11 @@ func (x Strategy) String() string {
 }
 
 func (Strategy) Descriptor() protoreflect.EnumDescriptor {
-	return file_idforge_v1_idforge_proto_enumTypes[0].Descriptor()
+	return file_idforge_v1_idforge_proto_enumTypes[1].Descriptor()
 }
 
 func (Strategy) Type() protoreflect.EnumType {
-	return &file_idforge_v1_idforge_proto_enumTypes[0]
+	return &file_idforge_v1_idforge_proto_enumTypes[1]
 }
 
 func (x Strategy) Number() protoreflect.EnumNumber {
@@ -113,7 +168,7 @@ func (x Strategy) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Strategy.Descriptor instead.
 func (Strategy) EnumDescriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{0}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{1}
 }
 
 type NextRequest struct {
@@ -529,11 +584,15 @@ type StreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
 	// batch is the number of IDs per message: 0 means 1000; at most the
-	// server's maximum (10,000).
+	// server's maximum (10,000), in either form.
 	Batch int32 `protobuf:"varint,2,opt,name=batch,proto3" json:"batch,omitempty"`
 	// count is the total number of IDs to send; 0 means until the client
 	// cancels the call.
-	Count         int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	Count int64 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	// form is how each message carries its IDs: ids (the default, and
+	// what a server older than this field sends whatever is asked) or
+	// ranges.
+	Form          StreamForm `protobuf:"varint,4,opt,name=form,proto3,enum=idforge.v1.StreamForm" json:"form,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -589,9 +648,22 @@ func (x *StreamRequest) GetCount() int64 {
 	return 0
 }
 
+func (x *StreamRequest) GetForm() StreamForm {
+	if x != nil {
+		return x.Form
+	}
+	return StreamForm_STREAM_FORM_IDS
+}
+
 type StreamResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Ids           []int64                `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ids are the message's IDs in issue order, for form STREAM_FORM_IDS.
+	Ids []int64 `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
+	// ranges are the message's IDs in issue order, for form
+	// STREAM_FORM_RANGES: each [start, end), strictly increasing for a
+	// segment key. A client reads ids as well, which a server that does
+	// not know the form sends.
+	Ranges        []*Range `protobuf:"bytes,2,rep,name=ranges,proto3" json:"ranges,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -629,6 +701,13 @@ func (*StreamResponse) Descriptor() ([]byte, []int) {
 func (x *StreamResponse) GetIds() []int64 {
 	if x != nil {
 		return x.Ids
+	}
+	return nil
+}
+
+func (x *StreamResponse) GetRanges() []*Range {
+	if x != nil {
+		return x.Ranges
 	}
 	return nil
 }
@@ -1944,13 +2023,15 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
 	"\x06format\x18\x03 \x01(\tR\x06format\"'\n" +
 	"\x13NextStringsResponse\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\tR\x03ids\"M\n" +
+	"\x03ids\x18\x01 \x03(\tR\x03ids\"y\n" +
 	"\rStreamRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05batch\x18\x02 \x01(\x05R\x05batch\x12\x14\n" +
-	"\x05count\x18\x03 \x01(\x03R\x05count\"\"\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\x12*\n" +
+	"\x04form\x18\x04 \x01(\x0e2\x16.idforge.v1.StreamFormR\x04form\"M\n" +
 	"\x0eStreamResponse\x12\x10\n" +
-	"\x03ids\x18\x01 \x03(\x03R\x03ids\" \n" +
+	"\x03ids\x18\x01 \x03(\x03R\x03ids\x12)\n" +
+	"\x06ranges\x18\x02 \x03(\v2\x11.idforge.v1.RangeR\x06ranges\" \n" +
 	"\x0eExplainRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\"\x9a\x03\n" +
 	"\x0fExplainResponse\x12\x0e\n" +
@@ -2059,7 +2140,11 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\x12\x16\n" +
 	"\x06origin\x18\x05 \x01(\tR\x06origin\x12\x18\n" +
 	"\aretired\x18\x06 \x01(\bR\aretired\x124\n" +
-	"\aupdated\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aupdated*\x95\x01\n" +
+	"\aupdated\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\aupdated*9\n" +
+	"\n" +
+	"StreamForm\x12\x13\n" +
+	"\x0fSTREAM_FORM_IDS\x10\x00\x12\x16\n" +
+	"\x12STREAM_FORM_RANGES\x10\x01*\x95\x01\n" +
 	"\bStrategy\x12\x18\n" +
 	"\x14STRATEGY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10STRATEGY_SEGMENT\x10\x01\x12\x16\n" +
@@ -2108,115 +2193,118 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 	return file_idforge_v1_idforge_proto_rawDescData
 }
 
-var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
 var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_idforge_v1_idforge_proto_goTypes = []any{
-	(Strategy)(0),                   // 0: idforge.v1.Strategy
-	(*NextRequest)(nil),             // 1: idforge.v1.NextRequest
-	(*NextResponse)(nil),            // 2: idforge.v1.NextResponse
-	(*NextBatchRequest)(nil),        // 3: idforge.v1.NextBatchRequest
-	(*NextBatchResponse)(nil),       // 4: idforge.v1.NextBatchResponse
-	(*NextSerialRequest)(nil),       // 5: idforge.v1.NextSerialRequest
-	(*NextSerialResponse)(nil),      // 6: idforge.v1.NextSerialResponse
-	(*NextStringsRequest)(nil),      // 7: idforge.v1.NextStringsRequest
-	(*NextStringsResponse)(nil),     // 8: idforge.v1.NextStringsResponse
-	(*StreamRequest)(nil),           // 9: idforge.v1.StreamRequest
-	(*StreamResponse)(nil),          // 10: idforge.v1.StreamResponse
-	(*ExplainRequest)(nil),          // 11: idforge.v1.ExplainRequest
-	(*ExplainResponse)(nil),         // 12: idforge.v1.ExplainResponse
-	(*MakeRequest)(nil),             // 13: idforge.v1.MakeRequest
-	(*MakeResponse)(nil),            // 14: idforge.v1.MakeResponse
-	(*CreateKeyRequest)(nil),        // 15: idforge.v1.CreateKeyRequest
-	(*GetKeyRequest)(nil),           // 16: idforge.v1.GetKeyRequest
-	(*UpdateKeyRequest)(nil),        // 17: idforge.v1.UpdateKeyRequest
-	(*RetireKeyRequest)(nil),        // 18: idforge.v1.RetireKeyRequest
-	(*ListKeysRequest)(nil),         // 19: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 20: idforge.v1.ListKeysResponse
-	(*Key)(nil),                     // 21: idforge.v1.Key
-	(*Range)(nil),                   // 22: idforge.v1.Range
-	(*SegmentState)(nil),            // 23: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),           // 24: idforge.v1.SnowflakeInfo
-	(*DefineRequest)(nil),           // 25: idforge.v1.DefineRequest
-	(*DefinitionName)(nil),          // 26: idforge.v1.DefinitionName
-	(*ListDefinitionsRequest)(nil),  // 27: idforge.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 28: idforge.v1.ListDefinitionsResponse
-	(*Definition)(nil),              // 29: idforge.v1.Definition
-	nil,                             // 30: idforge.v1.NextSerialRequest.ParamsEntry
-	nil,                             // 31: idforge.v1.ExplainResponse.FixedEntry
-	nil,                             // 32: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil),   // 33: google.protobuf.Timestamp
+	(StreamForm)(0),                 // 0: idforge.v1.StreamForm
+	(Strategy)(0),                   // 1: idforge.v1.Strategy
+	(*NextRequest)(nil),             // 2: idforge.v1.NextRequest
+	(*NextResponse)(nil),            // 3: idforge.v1.NextResponse
+	(*NextBatchRequest)(nil),        // 4: idforge.v1.NextBatchRequest
+	(*NextBatchResponse)(nil),       // 5: idforge.v1.NextBatchResponse
+	(*NextSerialRequest)(nil),       // 6: idforge.v1.NextSerialRequest
+	(*NextSerialResponse)(nil),      // 7: idforge.v1.NextSerialResponse
+	(*NextStringsRequest)(nil),      // 8: idforge.v1.NextStringsRequest
+	(*NextStringsResponse)(nil),     // 9: idforge.v1.NextStringsResponse
+	(*StreamRequest)(nil),           // 10: idforge.v1.StreamRequest
+	(*StreamResponse)(nil),          // 11: idforge.v1.StreamResponse
+	(*ExplainRequest)(nil),          // 12: idforge.v1.ExplainRequest
+	(*ExplainResponse)(nil),         // 13: idforge.v1.ExplainResponse
+	(*MakeRequest)(nil),             // 14: idforge.v1.MakeRequest
+	(*MakeResponse)(nil),            // 15: idforge.v1.MakeResponse
+	(*CreateKeyRequest)(nil),        // 16: idforge.v1.CreateKeyRequest
+	(*GetKeyRequest)(nil),           // 17: idforge.v1.GetKeyRequest
+	(*UpdateKeyRequest)(nil),        // 18: idforge.v1.UpdateKeyRequest
+	(*RetireKeyRequest)(nil),        // 19: idforge.v1.RetireKeyRequest
+	(*ListKeysRequest)(nil),         // 20: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 21: idforge.v1.ListKeysResponse
+	(*Key)(nil),                     // 22: idforge.v1.Key
+	(*Range)(nil),                   // 23: idforge.v1.Range
+	(*SegmentState)(nil),            // 24: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),           // 25: idforge.v1.SnowflakeInfo
+	(*DefineRequest)(nil),           // 26: idforge.v1.DefineRequest
+	(*DefinitionName)(nil),          // 27: idforge.v1.DefinitionName
+	(*ListDefinitionsRequest)(nil),  // 28: idforge.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 29: idforge.v1.ListDefinitionsResponse
+	(*Definition)(nil),              // 30: idforge.v1.Definition
+	nil,                             // 31: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                             // 32: idforge.v1.ExplainResponse.FixedEntry
+	nil,                             // 33: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil),   // 34: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	30, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
-	33, // 1: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	31, // 2: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	33, // 3: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	33, // 4: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	32, // 5: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
-	0,  // 6: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
-	21, // 7: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
-	24, // 8: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
-	0,  // 9: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	33, // 10: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
-	23, // 11: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
-	22, // 12: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
-	22, // 13: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	33, // 14: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	29, // 15: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
-	33, // 16: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
-	1,  // 17: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
-	3,  // 18: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
-	5,  // 19: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
-	7,  // 20: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
-	9,  // 21: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
-	11, // 22: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
-	13, // 23: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
-	15, // 24: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
-	16, // 25: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	19, // 26: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	17, // 27: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
-	18, // 28: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
-	25, // 29: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
-	26, // 30: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
-	27, // 31: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
-	26, // 32: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
-	25, // 33: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
-	26, // 34: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
-	27, // 35: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
-	26, // 36: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
-	25, // 37: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
-	26, // 38: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
-	27, // 39: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
-	26, // 40: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
-	2,  // 41: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	4,  // 42: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	6,  // 43: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	8,  // 44: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	10, // 45: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	12, // 46: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	14, // 47: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	21, // 48: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	21, // 49: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	20, // 50: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	21, // 51: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
-	21, // 52: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
-	29, // 53: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
-	29, // 54: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
-	28, // 55: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
-	29, // 56: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
-	29, // 57: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
-	29, // 58: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
-	28, // 59: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
-	29, // 60: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
-	29, // 61: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
-	29, // 62: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
-	28, // 63: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
-	29, // 64: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
-	41, // [41:65] is the sub-list for method output_type
-	17, // [17:41] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	31, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	0,  // 1: idforge.v1.StreamRequest.form:type_name -> idforge.v1.StreamForm
+	23, // 2: idforge.v1.StreamResponse.ranges:type_name -> idforge.v1.Range
+	34, // 3: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	32, // 4: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	34, // 5: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	34, // 6: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	33, // 7: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	1,  // 8: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
+	22, // 9: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
+	25, // 10: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
+	1,  // 11: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
+	34, // 12: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	24, // 13: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
+	23, // 14: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
+	23, // 15: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
+	34, // 16: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	30, // 17: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
+	34, // 18: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
+	2,  // 19: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
+	4,  // 20: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
+	6,  // 21: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
+	8,  // 22: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
+	10, // 23: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
+	12, // 24: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
+	14, // 25: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
+	16, // 26: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
+	17, // 27: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
+	20, // 28: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	18, // 29: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
+	19, // 30: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
+	26, // 31: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
+	27, // 32: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
+	28, // 33: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
+	27, // 34: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
+	26, // 35: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
+	27, // 36: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
+	28, // 37: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
+	27, // 38: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
+	26, // 39: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
+	27, // 40: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
+	28, // 41: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
+	27, // 42: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
+	3,  // 43: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	5,  // 44: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	7,  // 45: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	9,  // 46: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	11, // 47: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	13, // 48: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	15, // 49: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	22, // 50: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	22, // 51: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	21, // 52: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	22, // 53: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	22, // 54: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	30, // 55: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	30, // 56: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	29, // 57: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	30, // 58: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	30, // 59: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	30, // 60: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	29, // 61: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	30, // 62: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	30, // 63: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
+	30, // 64: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
+	29, // 65: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
+	30, // 66: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
+	43, // [43:67] is the sub-list for method output_type
+	19, // [19:43] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_idforge_v1_idforge_proto_init() }
@@ -2231,7 +2319,7 @@ func file_idforge_v1_idforge_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
-			NumEnums:      1,
+			NumEnums:      2,
 			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -104,7 +104,12 @@ type IDForgeClient interface {
 	// client reads them: HTTP/2 flow control keeps the server at most a
 	// window of messages ahead of a slow reader. IDs issued but never read
 	// are lost (a gap). A failure ends the stream with its status; after
-	// the server's Drain it ends with UNAVAILABLE (shutting_down).
+	// the server's Drain it ends with UNAVAILABLE (shutting_down). With
+	// form STREAM_FORM_RANGES each message carries its IDs as ranges of
+	// consecutive IDs (GET /v1/ids/{key}?form=ranges): a segment key's
+	// batch is one range, a few bytes instead of a varint per ID; a window
+	// then holds some 10⁴ messages, so bound what a reader that stops
+	// loses with count (the Go client makes calls of 256 batches).
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamResponse], error)
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
 	// expId).
@@ -449,7 +454,12 @@ type IDForgeServer interface {
 	// client reads them: HTTP/2 flow control keeps the server at most a
 	// window of messages ahead of a slow reader. IDs issued but never read
 	// are lost (a gap). A failure ends the stream with its status; after
-	// the server's Drain it ends with UNAVAILABLE (shutting_down).
+	// the server's Drain it ends with UNAVAILABLE (shutting_down). With
+	// form STREAM_FORM_RANGES each message carries its IDs as ranges of
+	// consecutive IDs (GET /v1/ids/{key}?form=ranges): a segment key's
+	// batch is one range, a few bytes instead of a varint per ID; a window
+	// then holds some 10⁴ messages, so bound what a reader that stops
+	// loses with count (the Go client makes calls of 256 batches).
 	Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
 	// expId).
