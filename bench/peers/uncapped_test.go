@@ -9,8 +9,6 @@ import (
 	bwsnowflake "github.com/bwmarrin/snowflake"
 	sonyflakev2 "github.com/sony/sonyflake/v2"
 	"github.com/yitter/idgenerator-go/idgen"
-
-	"github.com/idforge/idforge/snowflake"
 )
 
 // The uncapped benchmarks give every generator 22 bits of sequence per
@@ -18,6 +16,9 @@ import (
 // than a goroutine can use, so that no call waits for the clock and
 // ns/op is the cost of one call. floor is a bare atomic add measured in
 // the same run: the ratios in BENCHMARKS.md are to it and to bwmarrin.
+// segment is idforge's segment allocator (segment.Allocator.Next) on a
+// segment long enough never to need a claim: what it is set beside is
+// the floor, the atomic add its fast path is built around.
 //
 // Run the whole set several times, one after the other, so that each
 // round measures every generator under the same load:
@@ -39,18 +40,21 @@ func uncappedGenerators() []uncapped {
 			return func() int64 { return n.Add(1) }
 		}},
 		{"idforge", func(b *testing.B) func() int64 {
-			l, err := snowflake.ParseLayout("time:41,sequence:22,unit=1ms,epoch=2024-01-01T00:00:00Z")
-			if err != nil {
-				b.Fatal(err)
-			}
-			g, err := snowflake.New(snowflake.Settings{Layout: l, Logger: quiet})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { g.Close() })
+			g := newSnowflake(b)
 			ctx := context.Background()
 			return func() int64 {
 				id, err := g.Next(ctx)
+				if err != nil {
+					panic(err)
+				}
+				return id
+			}
+		}},
+		{"segment", func(b *testing.B) func() int64 {
+			a := newSegment(b)
+			ctx := context.Background()
+			return func() int64 {
+				id, err := a.Next(ctx)
 				if err != nil {
 					panic(err)
 				}
