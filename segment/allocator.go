@@ -201,7 +201,11 @@ type attempt struct {
 // Allocator issues the IDs of one key. It is safe for concurrent use.
 type Allocator struct {
 	// cur is read by every call; everything else is only touched on the
-	// slow path, under mu.
+	// slow path, under mu. The padding before it and the fields after it
+	// up to mu, fixed after New, keep its cache line free of writes,
+	// whatever object the heap places just before the Allocator: a write
+	// there would make every core reload the line on its next call.
+	_   [64]byte
 	cur atomic.Pointer[buffer]
 
 	key   string
