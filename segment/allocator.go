@@ -108,7 +108,8 @@ type buffer struct {
 	_          [64]byte
 	next       atomic.Int64 // the next value to hand out; runs past end when exhausted
 	_          [56]byte
-	start, end int64 // this part, [start, end)
+	start, end int64  // this part, [start, end)
+	size       uint64 // end - start, so that the fast path's range check is one subtraction
 	seg        idforge.Segment
 	tail       *buffer // the second part of the segment; nil for the second part itself
 	installed  time.Time
@@ -123,12 +124,12 @@ func newBuffer(seg idforge.Segment, prefetchShare float64, lead int64) *buffer {
 	if lead > 0 && seg.End-at < lead {
 		at = max(seg.Start, seg.End-lead)
 	}
-	tail := &buffer{start: at, end: seg.End, seg: seg}
+	tail := &buffer{start: at, end: seg.End, size: uint64(seg.End - at), seg: seg}
 	tail.next.Store(at)
 	if at == seg.Start {
 		return tail
 	}
-	head := &buffer{start: seg.Start, end: at, seg: seg, tail: tail}
+	head := &buffer{start: seg.Start, end: at, size: uint64(at - seg.Start), seg: seg, tail: tail}
 	head.next.Store(seg.Start)
 	return head
 }
@@ -137,7 +138,7 @@ func newBuffer(seg idforge.Segment, prefetchShare float64, lead int64) *buffer {
 // unsigned comparison also rejects values from a counter that wrapped
 // around past math.MaxInt64 after exhaustion.
 func (b *buffer) holds(v int64) bool {
-	return uint64(v-b.start) < uint64(b.end-b.start)
+	return uint64(v-b.start) < b.size
 }
 
 // take reserves up to n values of b. It returns the half-open range taken,
@@ -200,7 +201,11 @@ type attempt struct {
 // Allocator issues the IDs of one key. It is safe for concurrent use.
 type Allocator struct {
 	// cur is read by every call; everything else is only touched on the
-	// slow path, under mu.
+	// slow path, under mu. The padding before it and the fields after it
+	// up to mu, fixed after New, keep its cache line free of writes,
+	// whatever object the heap places just before the Allocator: a write
+	// there would make every core reload the line on its next call.
+	_   [64]byte
 	cur atomic.Pointer[buffer]
 
 	key   string

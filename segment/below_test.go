@@ -115,3 +115,19 @@ func TestNextNBelowRacingNext(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An empty dst is refused before anything is taken, on the fast path
+// (a segment buffered) as on the slow one (none yet).
+func TestNextIntoEmptyTakesNothing(t *testing.T) {
+	st := newTestStore(t, "k", 1, 10)
+	a := newAllocator(t, st, "k", Settings{})
+	ctx := context.Background()
+	for _, want := range []int64{1, 2} {
+		if _, err := a.NextInto(ctx, nil); !errors.Is(err, idforge.ErrInvalidCount) {
+			t.Fatalf("NextInto(nil) = %v, want ErrInvalidCount", err)
+		}
+		if got := mustNext(t, a); got != want {
+			t.Fatalf("Next = %d after an empty NextInto, want %d", got, want)
+		}
+	}
+}

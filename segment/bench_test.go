@@ -14,7 +14,8 @@ import (
 
 // reportCPU reports the process's CPU time per ID since cpu0 (cpu-ns/id)
 // for b.N calls of perCall IDs each: on a shared machine it moves far
-// less than wall time per call.
+// less than wall time per call. For the parallel benchmarks it is the CPU
+// time of all the goroutines' cores per ID.
 func reportCPU(b *testing.B, cpu0 time.Duration, perCall int) {
 	if cpu0 >= 0 {
 		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N)/float64(perCall), "cpu-ns/id")
@@ -35,11 +36,13 @@ func BenchmarkAtomicAdd(b *testing.B) {
 func BenchmarkAtomicAddParallel(b *testing.B) {
 	var n atomic.Int64
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			n.Add(1)
 		}
 	})
+	reportCPU(b, cpu0, 1)
 }
 
 func benchAllocator(b *testing.B) *Allocator {
@@ -68,6 +71,7 @@ func BenchmarkNextParallel(b *testing.B) {
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
+	cpu0 := cputime.Process()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			if _, err := a.Next(ctx); err != nil {
@@ -75,6 +79,7 @@ func BenchmarkNextParallel(b *testing.B) {
 			}
 		}
 	})
+	reportCPU(b, cpu0, 1)
 }
 
 func BenchmarkNextN100(b *testing.B) {

@@ -17,18 +17,30 @@ import (
 // what dst holds is undefined; the IDs taken before a failed claim are a
 // gap, as with NextN.
 func (a *Allocator) NextInto(ctx context.Context, dst []int64) (int, error) {
+	// The fast path, one atomic add and the fill, is kept apart from the
+	// loop over buffers so that a batch the current buffer holds pays
+	// nothing more per call than Next does.
+	b := a.cur.Load()
+	lo, hi := b.take(int64(len(dst)))
+	if i := fill(dst, lo, hi); i < len(dst) || i == 0 {
+		return a.nextIntoSlow(ctx, dst, i, b)
+	}
+	return len(dst), nil
+}
+
+// nextIntoSlow is NextInto once the first i values of dst are written
+// and b, the buffer they came from, cannot give the rest.
+func (a *Allocator) nextIntoSlow(ctx context.Context, dst []int64, i int, b *buffer) (int, error) {
 	if len(dst) == 0 {
 		return 0, fmt.Errorf("%w: 0 (want at least 1)", idforge.ErrInvalidCount)
 	}
-	for i := 0; i < len(dst); {
-		b := a.cur.Load()
-		if lo, hi := b.take(int64(len(dst) - i)); hi > lo {
-			i += fill(dst[i:], lo, hi)
-			continue
-		}
+	for i < len(dst) {
 		if err := a.advance(ctx, b); err != nil {
 			return 0, err
 		}
+		b = a.cur.Load()
+		lo, hi := b.take(int64(len(dst) - i))
+		i += fill(dst[i:], lo, hi)
 	}
 	return len(dst), nil
 }
@@ -112,15 +124,16 @@ func (a *Allocator) takeBelow(ctx context.Context, n, limit int64, got func(lo, 
 }
 
 // fill writes lo, lo+1, … hi-1 to the start of dst and returns how many.
-// It writes four values a step (one bounds check, one loop test for
-// four stores), which halves its cost per ID against one a step.
+// It writes eight values a step (one bounds check, one loop test for
+// eight stores): three instructions per ID, against four and a quarter
+// four a step and about six one a step.
 func fill(dst []int64, lo, hi int64) int {
 	n := int(hi - lo)
 	dst = dst[:n]
 	k, v := 0, lo
-	for ; k+4 <= n; k, v = k+4, v+4 {
-		d := dst[k : k+4 : k+4]
-		d[0], d[1], d[2], d[3] = v, v+1, v+2, v+3
+	for ; k+8 <= n; k, v = k+8, v+8 {
+		d := dst[k : k+8 : k+8]
+		d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7] = v, v+1, v+2, v+3, v+4, v+5, v+6, v+7
 	}
 	for ; k < n; k, v = k+1, v+1 {
 		dst[k] = v

@@ -31,8 +31,10 @@
 //
 // # Issuing
 //
-// New builds a Generator from Settings. Next returns one ID; NextN a batch
-// under one lock. Within a tick the sequence counts up; when it is used up
+// New builds a Generator from Settings. Next returns one ID; NextInto
+// fills a slice the caller reuses with a batch (NextN returns a new one),
+// taking what the open tick has left in one atomic step, the rest under
+// one lock. Within a tick the sequence counts up; when it is used up
 // Next waits for the next tick, sleeping for most of the wait and spinning
 // only for the last tens of microseconds, so a generator reaches its
 // layout's cap with most of a CPU to spare. A Generator is safe for

@@ -25,7 +25,7 @@ const (
 	DefaultFenceAhead = 2 * time.Second
 )
 
-// MaxBatch is the largest n NextN accepts.
+// MaxBatch is the largest batch NextN and NextInto accept.
 const MaxBatch = 1 << 20
 
 // expiryWarning is how long before the layout expires New starts warning.
@@ -108,21 +108,26 @@ type Guard interface {
 // Everything a Generator has issued is summed up in one word, state:
 // tick<<seqBits | seq, the tick and sequence number of the newest ID issued
 // (or reserved: a skipped tick has seq = maxSeq), -1 before the first.
-// Every ID is a value of state reached by an atomic compare-and-swap that
-// moved it strictly upwards, and the ID is that value with the datacenter
-// and worker put in: state never goes down and no two successful swaps
-// produce the same value, so no value is issued twice and the IDs
-// increase in the order the swaps happened.
+// Every ID is a value of state passed over by an atomic compare-and-swap
+// that moved it strictly upwards, from w to w' > w: the swap issues the
+// values w+1 … w' (or, when it opens a tick, the new tick's numbers up to
+// w'), with the datacenter and worker put in. state never goes down and
+// the values of two successful swaps lie in disjoint ranges, so no value
+// is issued twice and the IDs increase in the order the swaps happened
+// (within one swap, in the order written).
 //
 // Two paths move state:
 //
-//   - Next's fast path (no lock) only ever swaps w for w+1 when the tick
-//     of w is the tick the clock reads now and w's sequence is below
-//     maxSeq: one more number in a tick that is already open.
+//   - The fast path (take, no lock: Next, and the start of a NextInto or
+//     NextN batch) only ever swaps w for w+k, 1 ≤ k ≤ maxSeq − seq(w),
+//     when the tick of w is the tick the clock reads now and w's sequence
+//     is below maxSeq: k more numbers in a tick that is already open,
+//     never past its last one, so never into the next tick's bits.
 //   - Everything else holds mu: opening a tick (the first ID of a tick,
 //     after checking the lease, the layout's end, the clock rollback
-//     policy and the fence), NextN's batches, and closing a tick (setting
-//     seq to maxSeq) when the meaning of later IDs changes (Rebind, Close).
+//     policy and the fence), the rest of a batch its open tick cannot
+//     hold, and closing a tick (setting seq to maxSeq) when the meaning of
+//     later IDs changes (Rebind, Close).
 //
 // So every rare check runs where a tick is opened, under mu, and the fast
 // path cannot issue in a tick that was not opened that way: a backward
@@ -131,7 +136,8 @@ type Guard interface {
 // number left. A fast path that read state before a Rebind or Close closed
 // the tick fails its swap, because state moved; one that read state after
 // also reads the new binding (worker ID and lease), stored before. The
-// lease alone is asked on every call, since it can end at any instant.
+// lease alone is asked on every call, since it can end at any instant; a
+// batch taken in one swap is issued at the instant its clock was read.
 type Generator struct {
 	// state is the word described above, alone on its cache line: every
 	// caller swaps it.
@@ -509,9 +515,25 @@ func (g *Generator) Datacenter() int64 { return g.datacenter }
 //   - the Fence's error when storing the fence fails;
 //   - ctx.Err() when ctx is done while waiting.
 func (g *Generator) Next(ctx context.Context) (int64, error) {
-	// The fast path: one more sequence number in the open tick the clock
-	// reads (see Generator for why that is safe). A failed swap means
-	// another caller took a number first: try again with the new state.
+	if id, k := g.take(1); k == 1 {
+		return id, nil
+	}
+	var id [1]int64
+	if _, err := g.fill(ctx, id[:]); err != nil {
+		return 0, err
+	}
+	return id[0], nil
+}
+
+// take is the fast path of Next and NextInto: it takes up to n (at least
+// 1) more sequence numbers of the open tick the clock reads, in one
+// compare-and-swap and without the lock (see Generator for why that is
+// safe), and returns the first ID and how many it took, 0 when the slow
+// path must run: the tick the clock reads is not state's, or its sequence
+// is used up. The IDs taken are id, id+step, … with step
+// 1<<seqShift. A failed swap means another caller took a number first:
+// it tries again with the new state.
+func (g *Generator) take(n int64) (id, k int64) {
 	for range 4 {
 		w := g.state.Load()
 		b := g.bind.Load() // after state: see Generator
@@ -542,18 +564,16 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 		// tick is -1 when no ID may be issued now; state's tick is then
 		// -1 (nothing issued) or its sequence is used up. (The shift
 		// counts are below 64; &63 tells the compiler so.)
-		if w>>(g.seqBits&63) != tick || w&g.maxSeq == g.maxSeq {
-			break
+		seq := w & g.maxSeq
+		if w>>(g.seqBits&63) != tick || seq == g.maxSeq {
+			return 0, 0
 		}
-		if g.state.CompareAndSwap(w, w+1) {
-			return b.base | tick<<(g.timeShift&63) | (w+1)&g.maxSeq<<(g.seqShift&63), nil
+		k = min(n, g.maxSeq-seq)
+		if g.state.CompareAndSwap(w, w+k) {
+			return b.base | tick<<(g.timeShift&63) | (seq+1)<<(g.seqShift&63), k
 		}
 	}
-	var id [1]int64
-	if _, err := g.fill(ctx, id[:]); err != nil {
-		return 0, err
-	}
-	return id[0], nil
+	return 0, 0
 }
 
 // clockTick returns the tick g's Clock reads now, or -1 when the fast path
@@ -593,20 +613,30 @@ func (g *Generator) leaseError(now time.Time) error {
 		g.worker, until.UTC().Format(time.RFC3339Nano), now.UTC().Format(time.RFC3339Nano))
 }
 
-// NextN returns n new IDs in increasing order. It reads the clock once
-// per tick rather than once per ID and holds the lock throughout, except
-// while waiting more than a few milliseconds for a tick. It returns an error wrapping idforge.ErrInvalidCount when n is below 1 or
-// above MaxBatch, and otherwise fails as Next does; on error it returns no
-// IDs (the ones issued so far are skipped: gaps are allowed).
+// NextN returns n new IDs in increasing order, as NextInto writes them
+// into a new slice: it reads the clock once per tick rather than once per
+// ID. It returns an error wrapping idforge.ErrInvalidCount when n is
+// below 1 or above MaxBatch, and otherwise fails as Next does; on error
+// it returns no IDs (the ones issued so far are skipped: gaps are
+// allowed). A caller that issues batches again and again pays less with
+// NextInto and one slice reused.
 func (g *Generator) NextN(ctx context.Context, n int) ([]int64, error) {
-	if n < 1 || n > MaxBatch {
-		return nil, fmt.Errorf("%w: %d IDs asked for, want 1 to %d", idforge.ErrInvalidCount, n, MaxBatch)
+	if err := checkBatch(n); err != nil {
+		return nil, err
 	}
 	ids := make([]int64, n)
-	if _, err := g.fill(ctx, ids); err != nil {
+	if _, err := g.NextInto(ctx, ids); err != nil {
 		return nil, err
 	}
 	return ids, nil
+}
+
+// checkBatch refuses a batch of n IDs outside 1 to MaxBatch.
+func checkBatch(n int) error {
+	if n < 1 || n > MaxBatch {
+		return fmt.Errorf("%w: %d IDs asked for, want 1 to %d", idforge.ErrInvalidCount, n, MaxBatch)
+	}
+	return nil
 }
 
 // shortWait is the longest wait done while holding the lock: other
@@ -698,19 +728,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 				g.runBase = nw
 				g.issued = true
 			}
-			id := b.base | tick<<g.timeShift | (seq+1)<<g.seqShift
-			step := int64(1) << g.seqShift
-			dst := out[n : n+int(k)]
-			n += int(k)
-			for len(dst) >= 4 { // four at a time: half the instructions per ID
-				dst[0], dst[1], dst[2], dst[3] = id, id+step, id+2*step, id+3*step
-				id += 4 * step
-				dst = dst[4:]
-			}
-			for i := range dst {
-				dst[i] = id
-				id += step
-			}
+			n += g.putRun(out[n:n+int(k)], b.base|tick<<g.timeShift|(seq+1)<<g.seqShift)
 			backWaited = false
 			continue
 
@@ -734,6 +752,24 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 	}
 	g.mu.Unlock()
 	return n, nil
+}
+
+// putRun writes id and the IDs that follow it in its tick (one sequence
+// number apart) to dst and returns len(dst). It writes eight a step (one
+// bounds check, one loop test for eight stores).
+func (g *Generator) putRun(dst []int64, id int64) int {
+	step := int64(1) << g.seqShift
+	n := len(dst)
+	k := 0
+	for ; k+8 <= n; k, id = k+8, id+8*step {
+		d := dst[k : k+8 : k+8]
+		d[0], d[1], d[2], d[3] = id, id+step, id+2*step, id+3*step
+		d[4], d[5], d[6], d[7] = id+4*step, id+5*step, id+6*step, id+7*step
+	}
+	for ; k < n; k, id = k+1, id+step {
+		dst[k] = id
+	}
+	return n
 }
 
 // borrowTick returns the tick to issue in when the clock is behind the

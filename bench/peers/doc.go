@@ -5,8 +5,11 @@
 //	cd bench/peers && go test -bench . -benchtime 3s
 //
 // The uncapped benchmarks (every generator with 22 bits of sequence, so no
-// call waits for the clock) are meant to be run in interleaved rounds with
-// medians and ratios to bwmarrin/snowflake and to a bare atomic add:
+// call waits for the clock, and idforge's segment allocator) and the
+// batch benchmarks (NextInto into a reused slice) are meant to be run in
+// interleaved rounds, with medians of CPU time per call and of ratios to
+// bwmarrin/snowflake, to a bare atomic add and of Next to its batch form:
+// every in-memory figure of BENCHMARKS.md in one run.
 //
 //	bench/peers/uncapped.sh
 //

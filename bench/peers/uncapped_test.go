@@ -10,7 +10,7 @@ import (
 	sonyflakev2 "github.com/sony/sonyflake/v2"
 	"github.com/yitter/idgenerator-go/idgen"
 
-	"github.com/idforge/idforge/snowflake"
+	"github.com/idforge/idforge"
 )
 
 // The uncapped benchmarks give every generator 22 bits of sequence per
@@ -18,6 +18,9 @@ import (
 // than a goroutine can use, so that no call waits for the clock and
 // ns/op is the cost of one call. floor is a bare atomic add measured in
 // the same run: the ratios in BENCHMARKS.md are to it and to bwmarrin.
+// segment is idforge's segment allocator (segment.Allocator.Next) on a
+// segment long enough never to need a claim: what it is set beside is
+// the floor, the atomic add its fast path is built around.
 //
 // Run the whole set several times, one after the other, so that each
 // round measures every generator under the same load:
@@ -38,25 +41,8 @@ func uncappedGenerators() []uncapped {
 			var n atomic.Int64
 			return func() int64 { return n.Add(1) }
 		}},
-		{"idforge", func(b *testing.B) func() int64 {
-			l, err := snowflake.ParseLayout("time:41,sequence:22,unit=1ms,epoch=2024-01-01T00:00:00Z")
-			if err != nil {
-				b.Fatal(err)
-			}
-			g, err := snowflake.New(snowflake.Settings{Layout: l, Logger: quiet})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { g.Close() })
-			ctx := context.Background()
-			return func() int64 {
-				id, err := g.Next(ctx)
-				if err != nil {
-					panic(err)
-				}
-				return id
-			}
-		}},
+		{"idforge", func(b *testing.B) func() int64 { return mustNext(newSnowflake(b)) }},
+		{"segment", func(b *testing.B) func() int64 { return mustNext(newSegment(b)) }},
 		{"bwmarrin", func(b *testing.B) func() int64 {
 			// bwmarrin/snowflake keeps its layout in package variables,
 			// read by NewNode only.
@@ -96,6 +82,19 @@ func uncappedGenerators() []uncapped {
 }
 
 var sink int64
+
+// mustNext returns a function calling g.Next, which never fails in these
+// benchmarks.
+func mustNext(g idforge.Generator) func() int64 {
+	ctx := context.Background()
+	return func() int64 {
+		id, err := g.Next(ctx)
+		if err != nil {
+			panic(err)
+		}
+		return id
+	}
+}
 
 // cpuPerOp reports the process's CPU time (user + system) per call while
 // run ran: on a loaded machine it moves less than wall time, which also
