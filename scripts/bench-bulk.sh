@@ -35,3 +35,29 @@ for i in $(seq "${ROUNDS:-5}"); do
 	(cd client && "$out/client.test" -test.run '^$' -test.bench 'BenchmarkStream$' -test.benchtime 1s) >>"$out/client.txt"
 done
 echo "results in $out: segment.txt grpc.txt http.txt client.txt" >&2
+# Medians over the rounds of every figure a benchmark reports.
+for f in segment grpc http client; do
+	echo "== $f (median of ${ROUNDS:-5} rounds)"
+	awk '
+	function median(list,   n, a, i, j, t) {
+		n = split(list, a, " ")
+		for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+		return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+	}
+	/^Benchmark/ {
+		name = $1; sub(/-[0-9]+$/, "", name)
+		if (!(name in seen)) { seen[name] = 1; order[++k] = name }
+		for (i = 3; i < NF; i += 2) {
+			key = name SUBSEP $(i+1)
+			if (!(key in vals)) units[name] = units[name] " " $(i+1)
+			vals[key] = vals[key] " " $i
+		}
+	}
+	END {
+		for (i = 1; i <= k; i++) {
+			line = sprintf("%-32s", order[i]); n = split(units[order[i]], u, " ")
+			for (j = 1; j <= n; j++) line = line sprintf("  %.4g %s", median(vals[order[i], u[j]]), u[j])
+			print line
+		}
+	}' "$out/$f.txt"
+done
