@@ -168,13 +168,7 @@ func (s *MariaDBServer) Promote() {
 // GTID returns the server's @@gtid_current_pos: how far its data goes.
 func (s *MariaDBServer) GTID() string {
 	s.tb.Helper()
-	db := s.DB()
-	defer db.Close()
-	var pos string
-	if err := db.QueryRow("SELECT @@gtid_current_pos").Scan(&pos); err != nil {
-		s.tb.Fatalf("testsvc: mariadbd %s: %v", s.Addr(), err)
-	}
-	return pos
+	return s.query("SELECT @@gtid_current_pos")
 }
 
 // CatchUp waits until the replica has applied everything the primary
@@ -182,18 +176,22 @@ func (s *MariaDBServer) GTID() string {
 // binary log position), failing the test after 30s.
 func (s *MariaDBServer) CatchUp(primary *MariaDBServer) {
 	s.tb.Helper()
-	pdb := primary.DB()
-	defer pdb.Close()
-	var pos string
-	if err := pdb.QueryRow("SELECT @@gtid_binlog_pos").Scan(&pos); err != nil {
-		s.tb.Fatalf("testsvc: mariadbd %s: %v", primary.Addr(), err)
+	pos := primary.query("SELECT @@gtid_binlog_pos")
+	if waited := s.query("SELECT MASTER_GTID_WAIT(?, 30)", pos); waited != "0" {
+		s.tb.Fatalf("testsvc: replica %s did not reach the primary's GTID %s in 30s (%s)", s.Addr(), pos, waited)
 	}
+}
+
+// query returns the one value q answers, failing the test on error.
+func (s *MariaDBServer) query(q string, args ...any) string {
+	s.tb.Helper()
 	db := s.DB()
 	defer db.Close()
-	var waited int
-	if err := db.QueryRow("SELECT MASTER_GTID_WAIT(?, 30)", pos).Scan(&waited); err != nil || waited != 0 {
-		s.tb.Fatalf("testsvc: replica %s did not reach the primary's GTID %s in 30s (%d, %v)", s.Addr(), pos, waited, err)
+	var v string
+	if err := db.QueryRow(q, args...).Scan(&v); err != nil {
+		s.tb.Fatalf("testsvc: mariadbd %s: %s: %v", s.Addr(), q, err)
 	}
+	return v
 }
 
 // Kill kills the server with SIGKILL, as a crash would, and waits for it
