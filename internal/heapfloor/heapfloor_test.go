@@ -1,0 +1,68 @@
+package heapfloor
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+func TestPercent(t *testing.T) {
+	const mb = 1 << 20
+	for _, c := range []struct {
+		live, min uint64
+		want      int
+	}{
+		{1 * mb, 16 * mb, 1500}, // goal = 1 MB + 15 MB
+		{4 * mb, 16 * mb, 300},
+		{8 * mb, 16 * mb, 100}, // twice the live heap reaches the floor
+		{100 * mb, 16 * mb, 100},
+		{0, 16 * mb, 100},
+		{1, 16 * mb, maxPercent},
+	} {
+		if got := Percent(c.live, c.min); got != c.want {
+			t.Errorf("Percent(%d, %d) = %d, want %d", c.live, c.min, got, c.want)
+		}
+	}
+}
+
+// gcPercent reads GOGC without changing it.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// After a collection the floor has raised GOGC for this test's small
+// heap; stopped, it is 100 again; with GOGC set by the operator it is left
+// alone.
+func TestFloor(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	env := func(string) string { return "" }
+	stop := Floor(1<<30, env)
+	deadline := time.Now().Add(30 * time.Second)
+	for gcPercent() == 100 {
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatal("GOGC still 100 after collections with a 1 GiB floor")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	stop()
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("GOGC after stop = %d, want 100", p)
+	}
+	stop = Floor(1<<30, func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	defer stop()
+	runtime.GC()
+	runtime.GC()
+	if p := gcPercent(); p != 100 {
+		t.Fatalf("GOGC with the operator's GOGC set = %d, want it left alone (100 here)", p)
+	}
+}
