@@ -9,6 +9,14 @@
 # server spends idle or once. Prints per endpoint the instructions per
 # request and the ratio to the trivial server's.
 #
+# The collector is off (GOGC=off) unless GC=1: a collection is a lump of
+# millions of instructions every few thousand requests, which N requests
+# catch or miss by chance, so the default counts the request's own path
+# exactly, run after run. GC=1 N=20000 keeps each server's own collector
+# (idforge's heap floor included) and spreads it over enough requests to
+# show its share (about 5 minutes); http.sh's CPU time per request
+# includes it too.
+#
 #	bench/peers/cost.sh
 #	STORE='mysql://root@127.0.0.1:3306/idforge_bench' N=4000 bench/peers/cost.sh
 #	PROFILE=dir bench/peers/cost.sh   # keeps the callgrind dumps: callgrind_annotate dir/leaf.2
@@ -23,6 +31,8 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 n=${N:-4000}
+gogc=off
+if [[ -n ${GC:-} ]]; then gogc=; fi
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -49,7 +59,7 @@ callgrind() {
 	dumps=0
 	shift
 	# Asynchronous preemption's signals only slow valgrind down.
-	GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$vgout" "$@" 2>"$vgout.log" &
+	GOGC=$gogc GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$vgout" "$@" 2>"$vgout.log" &
 	vgpid=$!
 	pids+=($vgpid)
 }
@@ -114,4 +124,4 @@ END {
 	printf "%-18s %14s %10s\n", "endpoint", "instr/request", "x trivial"
 	for (i = 1; i <= k; i++) printf "%-18s %14d %10.2f\n", name[i], ins[i], ins[i] / floor
 }' "$tmp/results"
-echo "(callgrind instructions of the server process per request: N=$n and 2N requests over 4 keep-alive connections)"
+echo "(callgrind instructions of the server process per request: N=$n and 2N requests over 4 keep-alive connections; GOGC=${gogc:-default})"
