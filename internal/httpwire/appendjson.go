@@ -14,43 +14,37 @@ import (
 // AppendJSON appends the JSON of v and a newline, as json.Encoder.Encode
 // writes it.
 func (v IDs) AppendJSON(b []byte) []byte {
-	b = append(b, `{"key":`...)
-	b = appendString(b, v.Key)
-	b = append(b, `,"ids":`...)
-	if v.IDs == nil {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, '[')
-		for k, id := range v.IDs {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, id)
-		}
-		b = append(b, ']')
-	}
-	return append(b, "}\n"...)
+	return appendKeyed(b, v.Key, `,"ids":`, v.IDs, appendString)
 }
 
 // AppendJSON appends the JSON of v and a newline, as json.Encoder.Encode
 // writes it.
 func (v Ranges) AppendJSON(b []byte) []byte {
+	return appendKeyed(b, v.Key, `,"ranges":`, v.Ranges, func(b []byte, r IDRange) []byte {
+		b = append(b, `{"start":`...)
+		b = appendString(b, r.Start)
+		b = append(b, `,"count":`...)
+		b = strconv.AppendInt(b, r.Count, 10)
+		return append(b, '}')
+	})
+}
+
+// appendKeyed appends {"key":KEY,"NAME":[ITEM,…]} and a newline, field
+// being `,"NAME":` and each appending one item; a nil list is null, as
+// encoding/json writes it.
+func appendKeyed[T any](b []byte, key, field string, list []T, each func([]byte, T) []byte) []byte {
 	b = append(b, `{"key":`...)
-	b = appendString(b, v.Key)
-	b = append(b, `,"ranges":`...)
-	if v.Ranges == nil {
+	b = appendString(b, key)
+	b = append(b, field...)
+	if list == nil {
 		b = append(b, "null"...)
 	} else {
 		b = append(b, '[')
-		for k, r := range v.Ranges {
+		for k, item := range list {
 			if k > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, `{"start":`...)
-			b = appendString(b, r.Start)
-			b = append(b, `,"count":`...)
-			b = strconv.AppendInt(b, r.Count, 10)
-			b = append(b, '}')
+			b = each(b, item)
 		}
 		b = append(b, ']')
 	}
