@@ -33,21 +33,8 @@ cd "$(dirname "$0")"
 n=${N:-4000}
 gogc=off
 if [[ -n ${GC:-} ]]; then gogc=; fi
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-(cd ../.. && go build -o "$tmp/idforge" ./cmd/idforge)
-go build -o "$tmp/trivial" ./trivial
+. ./lib.sh
 go build -o "$tmp/reqs" ./reqs
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-store=()
-if [[ -n ${STORE:-} ]]; then store=(--store "$STORE"); fi
 out="$tmp/dumps"
 mkdir -p "$out"
 if [[ -n ${PROFILE:-} ]]; then mkdir -p "$PROFILE"; fi

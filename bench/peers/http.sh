@@ -24,22 +24,9 @@ cd "$(dirname "$0")"
 rounds=${ROUNDS:-3}
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 read -r -a wrkargs <<<"${WRK:--t1 -c32 -d8s}"
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-(cd ../.. && go build -o "$tmp/idforge" ./cmd/idforge)
-go build -o "$tmp/trivial" ./trivial
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+. ./lib.sh
 ip=$(port)
 tp=$(port)
-store=()
-if [[ -n ${STORE:-} ]]; then store=(--store "$STORE"); fi
 "$tmp/idforge" keys create --data "$tmp/data" "${store[@]}" --step 1000000 bench >/dev/null 2>&1 || true
 IDFORGE_LOG_LEVEL=warn "$tmp/idforge" serve --data "$tmp/data" "${store[@]}" --http "127.0.0.1:$ip" 2>"$tmp/idforge.log" &
 pids+=($!)
