@@ -46,7 +46,7 @@ callgrind() {
 	dumps=0
 	shift
 	# Asynchronous preemption's signals only slow valgrind down.
-	GOGC=$gogc GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$vgout" "$@" 2>"$vgout.log" &
+	GOMAXPROCS=1 GOGC=$gogc GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$vgout" "$@" 2>"$vgout.log" &
 	vgpid=$!
 	pids+=($vgpid)
 }

@@ -16,7 +16,8 @@
 # counts instructions per request, which the load cannot move at all.
 # WRK (default "-t1 -c32 -d8s") is passed to wrk. BASE=path/to/idforge
 # adds a second idforge binary (e.g. built from an older commit) as
-# leaf-base and v1ids-base, on its own data directory, in the same rounds. The machine's other load
+# leaf-base, v1ids-base and ranges-base, on its own data directory (and
+# the same STORE), in the same rounds. The machine's other load
 # moves every figure; only the ratio to the floor measured in the same
 # rounds means much.
 set -euo pipefail
@@ -37,8 +38,8 @@ tpid=$!
 bp=
 if [[ -n ${BASE:-} ]]; then
 	bp=$(port)
-	"$BASE" keys create --data "$tmp/base" --step 1000000 bench >/dev/null 2>&1 || true
-	IDFORGE_LOG_LEVEL=warn "$BASE" serve --data "$tmp/base" --http "127.0.0.1:$bp" 2>"$tmp/base.log" &
+	"$BASE" keys create --data "$tmp/base" "${store[@]}" --step 1000000 bench >/dev/null 2>&1 || true
+	IDFORGE_LOG_LEVEL=warn "$BASE" serve --data "$tmp/base" "${store[@]}" --http "127.0.0.1:$bp" 2>"$tmp/base.log" &
 	pids+=($!)
 	bpid=$!
 fi

@@ -64,11 +64,12 @@ func earlier(a, b time.Time) bool { return !a.IsZero() && (b.IsZero() || a.Befor
 // earlier than the connection's.
 func (s *side) set(t time.Time, apply func(time.Time) error) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.want = t
 	if !s.passed && !earlier(t, s.have) {
+		s.mu.Unlock()
 		return nil
 	}
+	defer s.mu.Unlock()
 	now := time.Now()
 	next := t
 	if s.passed && !earlier(t, now.Add(rearm)) {

@@ -203,3 +203,43 @@ func TestHeaderTimeoutKept(t *testing.T) {
 		t.Fatalf("answer to a half request: %q", rest)
 	}
 }
+
+// BenchmarkRequestDeadlines sets the deadlines net/http sets around one
+// request of a keep-alive connection, on a Conn and on the connection
+// itself.
+func BenchmarkRequestDeadlines(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			io.Copy(io.Discard, c)
+		}
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer raw.Close()
+	for _, c := range []struct {
+		name string
+		conn net.Conn
+	}{{"direct", raw}, {"lazy", New(raw)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				now := time.Now()
+				c.conn.SetReadDeadline(now.Add(5 * time.Second))
+				c.conn.SetReadDeadline(now.Add(30 * time.Second))
+				c.conn.SetWriteDeadline(now.Add(30 * time.Second))
+				c.conn.SetReadDeadline(time.Time{})
+				c.conn.SetReadDeadline(time.Unix(1, 0))
+				c.conn.SetReadDeadline(time.Time{})
+				c.conn.SetWriteDeadline(time.Time{})
+				c.conn.SetReadDeadline(now.Add(2 * time.Minute))
+			}
+		})
+	}
+}
