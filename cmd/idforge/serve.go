@@ -19,6 +19,7 @@ import (
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/heapfloor"
+	"github.com/idforge/idforge/internal/httptimeouts"
 	"github.com/idforge/idforge/internal/lazydeadline"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
@@ -195,13 +196,10 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		hln = tls.NewListener(hln, tlsConfig)
 	}
 	srv := &http.Server{
-		Handler:           httpHandler(n, log, authn),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		Handler:        httpHandler(n, log, authn),
+		MaxHeaderBytes: 64 << 10,
 	}
+	httptimeouts.Set(srv)
 	layout := n.Snowflake().Layout()
 	grpcAddr := ""
 	if gln != nil {

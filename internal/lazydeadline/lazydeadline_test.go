@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge/internal/httptimeouts"
 )
 
 // A deadline moved later is kept: the connection's earlier one fires, and
@@ -105,12 +107,13 @@ func (l countingListener) Accept() (net.Conn, error) {
 	return countingConn{c, l.timers}, nil
 }
 
-// serve starts an http.Server with all four timeouts (idforge serve's,
-// but the header timeout given) over ln and returns its address.
+// serve starts an http.Server with idforge serve's timeouts, but the
+// header timeout given, over ln and returns its address.
 func serve(t *testing.T, ln net.Listener, header time.Duration, h http.Handler) string {
 	t.Helper()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: header, ReadTimeout: 30 * time.Second,
-		WriteTimeout: 30 * time.Second, IdleTimeout: time.Minute}
+	srv := &http.Server{Handler: h}
+	httptimeouts.Set(srv)
+	srv.ReadHeaderTimeout = header
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return ln.Addr().String()
@@ -160,7 +163,7 @@ func TestFewerTimers(t *testing.T) {
 		if c.lazy {
 			l = Listener(l)
 		}
-		get(t, serve(t, l, 5*time.Second, ok), requests)
+		get(t, serve(t, l, httptimeouts.ReadHeader, ok), requests)
 		n := timers.Load()
 		t.Logf("%s: %d timers armed for %d requests", c.name, n, requests)
 		if !c.lazy && n < 3*requests {

@@ -16,7 +16,8 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
-	"time"
+
+	"github.com/idforge/idforge/internal/httptimeouts"
 )
 
 func main() {
@@ -31,10 +32,7 @@ func main() {
 	})
 	srv := &http.Server{Addr: addr, Handler: h}
 	if os.Getenv("TRIVIAL_TIMEOUTS") != "" {
-		srv.ReadHeaderTimeout = 5 * time.Second
-		srv.ReadTimeout = 30 * time.Second
-		srv.WriteTimeout = 30 * time.Second
-		srv.IdleTimeout = 2 * time.Minute
+		httptimeouts.Set(srv)
 	}
 	log.Fatal(srv.ListenAndServe())
 }
