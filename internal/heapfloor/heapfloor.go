@@ -6,7 +6,7 @@
 // server whose live heap is about 1 MB (idforge's: its metrics registry,
 // gRPC and protobuf descriptors) so collects after every 3 MB or so of
 // garbage, about once every thousand HTTP requests, and each collection
-// marks the whole live heap: on Leaf's segment endpoint that was a sixth
+// marks the whole live heap: on Leaf's segment endpoint that was a fifth
 // of the server's instructions per request (bench/peers/cost.sh), where a
 // server with an empty heap pays almost nothing. Floor raises GOGC while
 // the live heap is small, so that a collection comes after min bytes of
