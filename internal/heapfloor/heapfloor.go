@@ -46,7 +46,7 @@ type tuner struct {
 	mu      sync.Mutex
 	percent int // the GOGC last set
 	stopped bool
-	sample  [1]metrics.Sample
+	sample  [3]metrics.Sample
 }
 
 // sentinel is allocated to be collected: its cleanup runs once per
@@ -75,11 +75,17 @@ func (t *tuner) tune() bool {
 		return false
 	}
 	t.sample[0].Name = "/gc/heap/live:bytes"
+	t.sample[1].Name = "/gc/scan/stack:bytes"
+	t.sample[2].Name = "/gc/scan/globals:bytes"
 	metrics.Read(t.sample[:])
-	if t.sample[0].Value.Kind() != metrics.KindUint64 {
-		return true
+	var v [3]uint64
+	for i, s := range t.sample {
+		if s.Value.Kind() != metrics.KindUint64 {
+			return true
+		}
+		v[i] = s.Value.Uint64()
 	}
-	p := Percent(t.sample[0].Value.Uint64(), t.min)
+	p := Percent(v[0], v[0]+v[1]+v[2], t.min)
 	// Small moves are not worth the runtime's recomputing its pacing.
 	if p != t.percent && (p == 100 || p < t.percent*9/10 || p > t.percent*11/10) {
 		debug.SetGCPercent(p)
@@ -88,18 +94,23 @@ func (t *tuner) tune() bool {
 	return true
 }
 
-// maxPercent bounds GOGC for a nearly empty heap.
-const maxPercent = 10_000
+// runtimeMinHeap is the Go runtime's smallest heap goal at GOGC=100. The
+// runtime scales it with GOGC, so GOGC = 100·min/runtimeMinHeap alone
+// makes min the smallest goal: GOGC is never set higher.
+const runtimeMinHeap = 4 << 20
 
 // Percent returns the GOGC that sets the heap goal of a live heap of
-// live bytes to min bytes, or 100 when twice the live heap is more.
-func Percent(live, min uint64) int {
-	if live == 0 || 2*live >= min {
+// live bytes to min bytes, or 100 when twice the live heap is more. The
+// runtime's goal is the larger of live + scanned·GOGC/100 (scanned being
+// the live heap and the goroutine stacks and globals it scans) and
+// runtimeMinHeap·GOGC/100.
+func Percent(live, scanned, min uint64) int {
+	if scanned == 0 || 2*live >= min {
 		return 100
 	}
-	p := (min - live) * 100 / live
-	if p > maxPercent {
-		return maxPercent
+	p := (min - live) * 100 / scanned
+	if ceiling := min * 100 / runtimeMinHeap; p > ceiling {
+		p = ceiling
 	}
-	return int(p)
+	return int(max(100, p))
 }

@@ -10,18 +10,21 @@ import (
 func TestPercent(t *testing.T) {
 	const mb = 1 << 20
 	for _, c := range []struct {
-		live, min uint64
-		want      int
+		live, scanned, min uint64
+		want               int
 	}{
-		{1 * mb, 16 * mb, 1500}, // goal = 1 MB + 15 MB
-		{4 * mb, 16 * mb, 300},
-		{8 * mb, 16 * mb, 100}, // twice the live heap reaches the floor
-		{100 * mb, 16 * mb, 100},
-		{0, 16 * mb, 100},
-		{1, 16 * mb, maxPercent},
+		{1 * mb, 1 * mb, 16 * mb, 400}, // the runtime's 4 MB minimum, scaled, is the goal
+		{3 * mb, 3 * mb, 16 * mb, 400},
+		{4 * mb, 4 * mb, 16 * mb, 300},  // goal = 4 MB + 4 MB·3
+		{4 * mb, 6 * mb, 16 * mb, 200},  // stacks and globals count towards the goal too
+		{7 * mb, 14 * mb, 16 * mb, 100}, // never below GOGC=100
+		{8 * mb, 8 * mb, 16 * mb, 100},  // twice the live heap reaches the floor
+		{100 * mb, 100 * mb, 16 * mb, 100},
+		{0, 0, 16 * mb, 100},
+		{1, 1, 16 * mb, 400},
 	} {
-		if got := Percent(c.live, c.min); got != c.want {
-			t.Errorf("Percent(%d, %d) = %d, want %d", c.live, c.min, got, c.want)
+		if got := Percent(c.live, c.scanned, c.min); got != c.want {
+			t.Errorf("Percent(%d, %d, %d) = %d, want %d", c.live, c.scanned, c.min, got, c.want)
 		}
 	}
 }
