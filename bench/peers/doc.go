@@ -18,4 +18,10 @@
 // machine, interleaved, with medians and the ratio to the trivial server:
 //
 //	bench/peers/http.sh
+//
+// cost.sh counts, under valgrind's callgrind, the instructions the same
+// servers spend per request (./reqs sends a fixed number), a measure the
+// machine's other load cannot move:
+//
+//	bench/peers/cost.sh
 package peers

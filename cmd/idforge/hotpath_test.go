@@ -23,10 +23,11 @@ func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(code int)        { d.code = code }
 func (d *discardWriter) reset()                      { clear(d.h); d.code = http.StatusOK }
 
-// BenchmarkHotPath serves Leaf's segment endpoint and GET /v1/ids/{key}
-// through the node's whole HTTP handler (metrics, routing, no
-// authentication) beside a trivial counter handler, calling ServeHTTP
-// directly: run with -benchmem to see what a request allocates.
+// BenchmarkHotPath serves Leaf's segment endpoint, GET /v1/ids/{key} and
+// GET /v1/ids/{key}?count=10000&form=ranges through the node's whole HTTP
+// handler (metrics, routing, no authentication) beside a trivial counter
+// handler, calling ServeHTTP directly: run with -benchmem to see what a
+// request allocates.
 //
 //	go test -run '^$' -bench HotPath -benchmem ./cmd/idforge
 func BenchmarkHotPath(b *testing.B) {
@@ -55,6 +56,7 @@ func BenchmarkHotPath(b *testing.B) {
 		{"trivial", "/", trivial},
 		{"leaf", "/api/segment/get/order", h},
 		{"v1ids", "/v1/ids/order", h},
+		{"ranges", "/v1/ids/order?count=10000&form=ranges", h},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			r, err := http.NewRequest("GET", c.path, nil)

@@ -18,6 +18,9 @@ import (
 
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/heapfloor"
+	"github.com/idforge/idforge/internal/httptimeouts"
+	"github.com/idforge/idforge/internal/lazydeadline"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/grpcapi"
@@ -111,6 +114,11 @@ func checkListenAddr(setting, addr string) error {
 	return nil
 }
 
+// heapFloor is the least heap the collector lets grow before it runs
+// (internal/heapfloor): 16 MB of garbage between collections rather than
+// about 3, for a few MB more memory under load.
+const heapFloor = 16 << 20
+
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
@@ -136,6 +144,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		}
 	}
 	log := newLogger(stderr, cfg.LogLevel)
+	defer heapfloor.Floor(heapFloor, getenv)()
 
 	// Nothing is open by default on a non-loopback address.
 	authCfg := auth.FromEnv(cfg.Auth)
@@ -179,17 +188,18 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		return exitErr(err)
 	}
 	defer n.Close()
+	// The server's timeouts move the connection's deadlines four times a
+	// request; lazydeadline passes on only the moves that bring one
+	// closer.
+	hln := lazydeadline.Listener(ln)
 	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
+		hln = tls.NewListener(hln, tlsConfig)
 	}
 	srv := &http.Server{
-		Handler:           httpHandler(n, log, authn),
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		Handler:        httpHandler(n, log, authn),
+		MaxHeaderBytes: 64 << 10,
 	}
+	httptimeouts.Set(srv)
 	layout := n.Snowflake().Layout()
 	grpcAddr := ""
 	if gln != nil {
@@ -206,7 +216,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	go n.Quotas().RefreshEvery(refreshCtx, time.Duration(cfg.RefreshKeys))
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- srv.Serve(hln) }()
 	grpcServed := make(chan error, 1)
 	var gsrv *grpc.Server
 	var gapi *grpcapi.Server

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"sync"
 
 	"github.com/idforge/idforge"
 )
@@ -50,10 +51,42 @@ func Write(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) 
 	WriteJSON(w, status, body)
 }
 
+// JSONHeaders sets the headers of a JSON answer: its Content-Type and
+// nosniff. The values are shared by every answer rather than allocated
+// for each (net/http only reads them).
+func JSONHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["X-Content-Type-Options"] = nosniff
+}
+
+var (
+	jsonType = []string{"application/json"}
+	nosniff  = []string{"nosniff"}
+)
+
+// JSONAppender is a value that writes its own JSON, byte for byte what
+// json.Encoder.Encode writes for it (the hot answers of internal/httpwire).
+type JSONAppender interface {
+	AppendJSON([]byte) []byte
+}
+
+// jsonBufs recycles the buffers JSONAppenders write into.
+var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
 // WriteJSON answers with v as JSON and the given status.
 func WriteJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	JSONHeaders(w)
 	w.WriteHeader(status)
+	if a, ok := v.(JSONAppender); ok {
+		buf := jsonBufs.Get().(*[]byte)
+		b := a.AppendJSON((*buf)[:0])
+		w.Write(b)
+		if cap(b) <= 64<<10 { // a rare huge answer is not kept
+			*buf = b[:0]
+			jsonBufs.Put(buf)
+		}
+		return
+	}
 	json.NewEncoder(w).Encode(v)
 }

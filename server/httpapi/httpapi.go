@@ -19,6 +19,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/api"
 	"github.com/idforge/idforge/internal/budget"
+	"github.com/idforge/idforge/internal/httperr"
 	"github.com/idforge/idforge/internal/httpmux"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
@@ -421,8 +422,7 @@ func (req createKeyRequest) key() (idforge.Key, error) {
 
 // serveOpenAPI answers the OpenAPI 3.1 document of the HTTP API.
 func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	httperr.JSONHeaders(w)
 	w.Write(api.OpenAPI())
 }
 

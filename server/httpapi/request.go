@@ -34,6 +34,9 @@ const paramFamily = "."
 // parseQuery parses a query string; a malformed one is an error wrapping
 // idforge.ErrInvalidArgument.
 func parseQuery(rawQuery string) (url.Values, error) {
+	if rawQuery == "" {
+		return nil, nil // read only: a nil map answers every lookup, and costs no allocation
+	}
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return nil, fmt.Errorf("%w: malformed query string: %v", idforge.ErrInvalidArgument, err)

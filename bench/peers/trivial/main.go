@@ -1,8 +1,13 @@
-// Command trivial is the floor of bench/peers/http.sh: a net/http server
-// whose one handler answers a counter in decimal text, as Leaf's segment
-// endpoint answers an ID, with nothing else on the path.
+// Command trivial is the floor of bench/peers/http.sh and cost.sh: a
+// net/http server whose one handler answers a counter in decimal text, as
+// Leaf's segment endpoint answers an ID, with nothing else on the path.
 //
 //	go run ./trivial 127.0.0.1:18081
+//
+// With TRIVIAL_TIMEOUTS=1 in its environment the server has the read,
+// write and idle timeouts of idforge serve, which net/http enforces by
+// setting the connection's deadlines at every request: cost.sh shows what
+// that costs beside the bare floor.
 package main
 
 import (
@@ -11,6 +16,8 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/idforge/idforge/internal/httptimeouts"
 )
 
 func main() {
@@ -23,5 +30,9 @@ func main() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write(strconv.AppendInt(nil, n.Add(1), 10))
 	})
-	log.Fatal(http.ListenAndServe(addr, h))
+	srv := &http.Server{Addr: addr, Handler: h}
+	if os.Getenv("TRIVIAL_TIMEOUTS") != "" {
+		httptimeouts.Set(srv)
+	}
+	log.Fatal(srv.ListenAndServe())
 }
