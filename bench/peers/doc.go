@@ -24,4 +24,10 @@
 // machine's other load cannot move:
 //
 //	bench/peers/cost.sh
+//
+// all.sh runs every performance measure of BENCHMARKS.md in one go: the
+// in-memory figures, HTTP, bulk (scripts/bench-bulk.sh) and a node's
+// memory idle, under bulk load and with many keys:
+//
+//	bench/peers/all.sh
 package peers
