@@ -534,36 +534,43 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 // 1<<seqShift. A failed swap means another caller took a number first:
 // it tries again with the new state.
 func (g *Generator) take(n int64) (id, k int64) {
-	for range 4 {
-		w := g.state.Load()
-		b := g.bind.Load() // after state: see Generator
-		var tick int64
-		if g.mono && b.guard == nil {
-			// The operating system's clock and no lease to compare with
-			// the wall clock: read the time-stamp counter (see tsc.go)
-			// or else the monotonic clock only (half the cost of
-			// time.Now), both anchored to the wall clock by tick openings.
-			ns, ok := int64(0), false
-			if a := g.tscAt.Load(); a != nil {
-				ns, ok = a.nsAt(rdtsc())
-			}
-			if !ok {
-				ns = int64(time.Since(g.start)) + g.sinceEpoch.Load()
-			}
-			switch {
-			case ns < 0:
-				tick = -1
-			case g.unitNs == int64(time.Millisecond): // a division by a constant: no divide instruction
-				tick = int64(uint64(ns) / uint64(time.Millisecond))
-			default:
-				tick = ns / g.unitNs
-			}
-		} else {
-			tick = g.clockTick(b)
+	// The clock is read first, so that as little as possible runs between
+	// loading state and swapping it: with two cores on one generator,
+	// every instruction in that window is a chance for the other core to
+	// move state first and fail this swap.
+	b := g.bind.Load()
+	var tick int64
+	if g.mono && b.guard == nil {
+		// The operating system's clock and no lease to compare with
+		// the wall clock: read the time-stamp counter (see tsc.go)
+		// or else the monotonic clock only (half the cost of
+		// time.Now), both anchored to the wall clock by tick openings.
+		ns, ok := int64(0), false
+		if a := g.tscAt.Load(); a != nil {
+			ns, ok = a.nsAt(rdtsc())
 		}
-		// tick is -1 when no ID may be issued now; state's tick is then
-		// -1 (nothing issued) or its sequence is used up. (The shift
-		// counts are below 64; &63 tells the compiler so.)
+		if !ok {
+			ns = int64(time.Since(g.start)) + g.sinceEpoch.Load()
+		}
+		switch {
+		case ns < 0:
+			tick = -1
+		case g.unitNs == int64(time.Millisecond): // a division by a constant: no divide instruction
+			tick = int64(uint64(ns) / uint64(time.Millisecond))
+		default:
+			tick = ns / g.unitNs
+		}
+	} else {
+		tick = g.clockTick(b)
+	}
+	// tick is -1 when no ID may be issued now; state's tick is then -1
+	// (nothing issued) or its sequence is used up. (The shift counts are
+	// below 64; &63 tells the compiler so.)
+	w := g.state.Load()
+	if g.bind.Load() != b { // read after state (see Generator): a Rebind came between
+		return 0, 0
+	}
+	for range 64 {
 		seq := w & g.maxSeq
 		if w>>(g.seqBits&63) != tick || seq == g.maxSeq {
 			return 0, 0
@@ -571,6 +578,16 @@ func (g *Generator) take(n int64) (id, k int64) {
 		k = min(n, g.maxSeq-seq)
 		if g.state.CompareAndSwap(w, w+k) {
 			return b.base | tick<<(g.timeShift&63) | (seq+1)<<(g.seqShift&63), k
+		}
+		// Another caller took numbers first. Try again on the state it
+		// left, at the instant already read (this call's, so the IDs are
+		// still of their tick): reading the clock again would widen the
+		// window in which the next caller moves state first, which with
+		// two cores on one generator made most swaps fail. A new binding
+		// means a Rebind, which the slow path handles.
+		w = g.state.Load()
+		if g.bind.Load() != b {
+			return 0, 0
 		}
 	}
 	return 0, 0
