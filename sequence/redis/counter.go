@@ -127,7 +127,12 @@ func (s *CounterStore) key(name, suffix string) string {
 func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (sequence.CountResult, error) {
 	ttl := (time.Duration(s.keep) * req.Period.Nominal()).Milliseconds()
 	stamp := req.Stamp
-	for range 5 {
+	// Each retry counts in a strictly later period, the one other callers
+	// moved the mark to meanwhile; under contention on a small cap they
+	// can fill several periods while this call runs (a few retries were
+	// too few for 24 callers on a cap of 40 a second), so the bound only
+	// guards against a mark that moves forever.
+	for range 64 {
 		cmd, err := s.w.Eval(ctx, countScript,
 			[]string{s.key(req.Name, strconv.FormatInt(stamp, 10)), s.key(req.Name, "mark")},
 			stamp, req.Floor.Stamp, req.Floor.N, req.Cap, ttl)
