@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cputime"
 	"github.com/idforge/idforge/internal/fakeclock"
 )
 
@@ -168,7 +169,7 @@ func BenchmarkNextVsNextN(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			g := newBench(b, "time:41,sequence:22,unit=1ms,epoch=2024-01-01T00:00:00Z")
 			dst := make([]int64, tc.n)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				var err error
 				switch {
@@ -183,7 +184,7 @@ func BenchmarkNextVsNextN(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if cpu := cpuTime() - cpu0; cpu0 >= 0 {
+			if cpu := cputime.Process() - cpu0; cpu0 >= 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tc.n), "cpu-ns/id")
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.n), "ns/id")
