@@ -101,8 +101,16 @@ func BenchmarkGRPC(b *testing.B) {
 // it; the server, the connection and iss close when tb ends.
 func serveTCP(tb testing.TB, iss *issuer.Issuer) idforgev1.IDForgeClient {
 	tb.Helper()
+	tb.Cleanup(func() { iss.Close() })
+	return serveTCPWith(tb, func(g *grpc.Server) { New(iss, Options{Logger: quiet}).Register(g) })
+}
+
+// serveTCPWith is serveTCP for whatever register puts on the server; the
+// server and the connection close when tb ends.
+func serveTCPWith(tb testing.TB, register func(*grpc.Server)) idforgev1.IDForgeClient {
+	tb.Helper()
 	g := grpc.NewServer()
-	New(iss, Options{Logger: quiet}).Register(g)
+	register(g)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -115,7 +123,6 @@ func serveTCP(tb testing.TB, iss *issuer.Issuer) idforgev1.IDForgeClient {
 	tb.Cleanup(func() {
 		conn.Close()
 		g.Stop()
-		iss.Close()
 	})
 	return idforgev1.NewIDForgeClient(conn)
 }

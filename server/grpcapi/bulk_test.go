@@ -3,7 +3,6 @@ package grpcapi
 import (
 	"context"
 	"math"
-	"net"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
@@ -249,20 +247,7 @@ func (floorServer) Stream(req *idforgev1.StreamRequest, s grpc.ServerStreamingSe
 // the ratio: the same streams, batches, forms and connection, nothing
 // issued.
 func BenchmarkStreamFloor(b *testing.B) {
-	g := grpc.NewServer()
-	idforgev1.RegisterIDForgeServer(g, floorServer{})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go g.Serve(ln)
-	conn, err := grpc.NewClient(ln.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer g.Stop()
-	defer conn.Close()
-	c := idforgev1.NewIDForgeClient(conn)
+	c := serveTCPWith(b, func(g *grpc.Server) { idforgev1.RegisterIDForgeServer(g, floorServer{}) })
 	for _, form := range bulkForms {
 		b.Run(formName(form), func(b *testing.B) {
 			cpu0 := cputime.Process()
