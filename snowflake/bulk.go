@@ -9,7 +9,7 @@ import "context"
 // and the IDs written so far are skipped (gaps are allowed).
 //
 // As much of the batch as the open tick has sequence numbers left for is
-// reserved in one compare-and-swap, without the lock, as Next takes one
+// reserved in one atomic add, without the lock, as Next takes one
 // number (see Generator); only the rest, from the next tick on, goes
 // through the lock and the checks of a tick opening. So a batch costs
 // about one Next plus writing the IDs.

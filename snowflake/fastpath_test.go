@@ -191,3 +191,43 @@ func BenchmarkNextVsNextN(b *testing.B) {
 		})
 	}
 }
+
+// TestCountCarriedIntoTheTick: callers that go on adding to a used-up tick
+// (each takes nothing and goes to the slow path) can run seq's count past
+// its field into the tick's bits, so that seq reads the next tick with a
+// small count before any opening published that tick. The fast path must
+// take nothing from such a value, and the next opening must count the
+// next tick from 0, once: every ID stays distinct and Issued exact.
+func TestCountCarriedIntoTheTick(t *testing.T) {
+	l := mustParse(t, "time:49,worker:10,sequence:4,unit=1ms,epoch=2024-01-01T00:00:00Z")
+	g, clk := newFake(t, l)
+	seen := make(map[int64]bool)
+	issue := func(n int) {
+		for range n {
+			id := mustNext(t, g)
+			if seen[id] {
+				t.Fatalf("ID %d issued twice", id)
+			}
+			seen[id] = true
+		}
+	}
+	size := g.maxSeq + 1 // 16 numbers a tick
+	issue(int(size))     // the tick is used up
+	before := clk.Now()
+	// Adds to the used-up tick carry into the tick's bits: seq now shows
+	// the next tick, with 3 of its numbers seemingly taken.
+	g.seq.Add(uint64(size + 3))
+	if got, want := g.seq.Load(), uint64(g.last+1)<<g.tickShift|3; got != want {
+		t.Fatalf("seq = %#x, want %#x (carried into the next tick)", got, want)
+	}
+	if _, k := g.take(1); k != 0 {
+		t.Fatal("the fast path took a number from a carried count")
+	}
+	if !clk.Now().Equal(before) {
+		t.Fatal("the clock moved; the test needs the fast path to read the used-up tick")
+	}
+	issue(int(2 * size)) // waits for the next tick, opened by the slow path from 0, and the one after
+	if n := g.Issued(); n != 3*size {
+		t.Errorf("Issued() = %d, want %d", n, 3*size)
+	}
+}

@@ -105,44 +105,58 @@ type Guard interface {
 //
 // # Why no ID is issued twice
 //
-// Everything a Generator has issued is summed up in one word, state:
-// tick<<seqBits | seq, the tick and sequence number of the newest ID issued
-// (or reserved: a skipped tick has seq = maxSeq), -1 before the first.
-// Every ID is a value of state passed over by an atomic compare-and-swap
-// that moved it strictly upwards, from w to w' > w: the swap issues the
-// values w+1 … w' (or, when it opens a tick, the new tick's numbers up to
-// w'), with the datacenter and worker put in. state never goes down and
-// the values of two successful swaps lie in disjoint ranges, so no value
-// is issued twice and the IDs increase in the order the swaps happened
-// (within one swap, in the order written).
+// Every ID is a sequence number of a tick, taken by an atomic add on one
+// word, seq: the tick being counted in the high bits, and in the low bits,
+// count, how many of its sequence numbers have been taken (the count
+// field has one bit more than the layout's sequence, so that adds past
+// maxSeq stay in it). An add of k returns the count before it, c: the
+// caller has the numbers c … c+k−1 of that tick, and no other add gets
+// any of them. Only the numbers up to maxSeq are IDs; an add that finds
+// the tick used up takes nothing, and its caller goes to the slow path.
 //
-// Two paths move state:
+// The tick in seq changes only under mu, by an atomic swap that makes
+// seq (t, k): tick t with its first k numbers taken, k = 0 … maxSeq+1
+// (maxSeq+1: none left, the tick is closed). The swap sets a new tick
+// only to one later than every tick before (the first ID of a tick, after
+// checking the lease, the layout's end, the clock rollback policy and the
+// fence), or closes the tick it holds when the meaning of later IDs
+// changes (Rebind, Close) or moves past ticks an earlier run or holder
+// used (the fence, NotBefore). So each tick is counted from 0 at most
+// once, in one stretch of seq, and a number taken in that stretch is not
+// taken again.
 //
-//   - The fast path (take, no lock: Next, and the start of a NextInto or
-//     NextN batch) only ever swaps w for w+k, 1 ≤ k ≤ maxSeq − seq(w),
-//     when the tick of w is the tick the clock reads now and w's sequence
-//     is below maxSeq: k more numbers in a tick that is already open,
-//     never past its last one, so never into the next tick's bits.
-//   - Everything else holds mu: opening a tick (the first ID of a tick,
-//     after checking the lease, the layout's end, the clock rollback
-//     policy and the fence), the rest of a batch its open tick cannot
-//     hold, and closing a tick (setting seq to maxSeq) when the meaning of
-//     later IDs changes (Rebind, Close).
+// The fast path (take, no lock: Next, and the start of a NextInto or
+// NextN batch) issues only in the tick published in open, after the swap
+// that started its stretch: it loads open, reads the clock, and adds only
+// when the clock reads open's tick; it keeps its numbers only when the
+// add's result shows open's tick in seq and a count within the sequence.
+// An add that lands after a later swap sees another tick, or the closed
+// count, and its numbers are dropped (gaps are allowed). Adds made by
+// callers that went on adding to a used-up tick may run the count past
+// its field into the tick's bits; such a value never equals a tick that
+// was published before it, so it is dropped too, and the next swap
+// resets it. The worker ID and lease come from open as well, stored with
+// the tick they were opened with: a Rebind closes the tick first.
 //
 // So every rare check runs where a tick is opened, under mu, and the fast
 // path cannot issue in a tick that was not opened that way: a backward
-// clock reads an older tick than state's, a tick past the fence or the
-// layout's end is newer than state's, and a closed tick has no sequence
-// number left. A fast path that read state before a Rebind or Close closed
-// the tick fails its swap, because state moved; one that read state after
-// also reads the new binding (worker ID and lease), stored before. The
-// lease alone is asked on every call, since it can end at any instant; a
-// batch taken in one swap is issued at the instant its clock was read.
+// clock reads an older tick than open's, a tick past the fence or the
+// layout's end is newer, and a closed tick has no number left. The lease
+// alone is asked on every call, since it can end at any instant; a batch
+// taken in one add is issued at the instant its clock was read. With two
+// cores on one generator a call moves seq's cache line once, for the
+// add, as a bare atomic counter does.
 type Generator struct {
-	// state is the word described above, alone on its cache line: every
-	// caller swaps it.
-	state atomic.Int64
-	_     [56]byte
+	// seq is the word described above, alone on its cache line: every
+	// caller adds to it. The padding before it keeps writes to whatever
+	// object the heap places just before the Generator off its line.
+	_   [64]byte
+	seq atomic.Uint64
+	_   [56]byte
+
+	// open is the tick the fast path may issue in, with the binding it
+	// was opened with; nil when none. Replaced under mu.
+	open atomic.Pointer[openTick]
 
 	// bind is the worker ID's part of every ID and its lease, replaced
 	// (under mu) by Rebind.
@@ -167,13 +181,21 @@ type Generator struct {
 	timeShift uint
 	seqShift  uint
 	maxSeq    int64
+	tickShift uint   // where seq's tick starts: seqBits+1
+	countMask uint64 // seq's count field
 
-	mu      sync.Mutex
-	quiet   int64 // ticks up to this one need no fence work
-	closed  bool
-	issued  bool  // an ID was issued, so state's tick is this generator's
-	counted int64 // IDs issued up to the state value runBase
-	runBase int64 // state after the last change made under mu; every +1 since is an ID
+	mu     sync.Mutex
+	quiet  int64 // ticks up to this one need no fence work
+	closed bool
+	issued bool // an ID was issued, so last is a tick of this generator's
+	// last is the tick seq counts in: the newest tick an ID was issued in
+	// or that was skipped, -1 before the first.
+	last int64
+	// counted is the IDs issued in the ticks before last; closedAt the
+	// count last's stretch started at (maxSeq+1 when it started closed:
+	// none of its numbers are IDs).
+	counted  int64
+	closedAt int64
 
 	backWaits    int64 // times the clock was behind and Next waited for it
 	backRefusals int64 // times the clock was behind and Next refused
@@ -204,6 +226,13 @@ type Generator struct {
 type binding struct {
 	base  int64 // fixed fields, datacenter and worker, in place
 	guard Guard
+}
+
+// openTick is a tick the fast path may issue in and the binding it was
+// opened with. It is immutable once published.
+type openTick struct {
+	tick int64
+	*binding
 }
 
 // allowed reports whether the guard lets IDs be issued at now.
@@ -257,7 +286,7 @@ func New(s Settings) (*Generator, error) {
 		return nil, err
 	}
 	g := &Generator{
-		runBase:    -1,
+		last:       -1,
 		layout:     l,
 		p:          p,
 		unitNs:     p.unitMs * int64(time.Millisecond),
@@ -265,6 +294,8 @@ func New(s Settings) (*Generator, error) {
 		timeShift:  p.timeShift,
 		seqShift:   p.seqShift,
 		maxSeq:     maxOf(p.seqBits),
+		tickShift:  p.seqBits + 1,
+		countMask:  1<<(p.seqBits+1) - 1,
 		clock:      s.Clock,
 		log:        s.Logger,
 		maxBack:    s.MaxBackwardWait,
@@ -274,7 +305,6 @@ func New(s Settings) (*Generator, error) {
 		fence:      s.Fence,
 		quiet:      p.endTick - 1,
 	}
-	g.state.Store(-1)
 	g.clock = cmp.Or(g.clock, idforge.SystemClock)
 	g.system = g.clock == idforge.SystemClock
 	g.mono = g.clock == osClock
@@ -416,31 +446,43 @@ func (g *Generator) baseFor(worker int64) int64 {
 	return g.p.fixed | g.datacenter<<g.p.dcShift | worker<<g.p.workerShift
 }
 
-// skipLocked closes state's tick (no more IDs in it) and raises state to
-// the end of tick when that is later, so that the next ID is in a later
-// tick. tick -1 only closes the current tick. Called with mu held (or
-// from New).
+// skipLocked closes the newest tick (no more IDs in it) and moves on to
+// tick when that is later, closed too, so that the next ID is in a later
+// tick. tick -1 only closes the newest tick. Called with mu held (or from
+// New).
 func (g *Generator) skipLocked(tick int64) {
-	tick = min(tick, g.p.endTick-1) // past the layout's end: the next ID finds it expired
-	for {
-		w := g.state.Load()
-		nw := w | g.maxSeq
-		if tick >= 0 {
-			nw = max(nw, tick<<g.seqBits|g.maxSeq)
-		}
-		if g.state.CompareAndSwap(w, nw) {
-			g.counted += w - g.runBase
-			g.runBase = nw
-			return
-		}
+	tick = max(g.last, min(tick, g.p.endTick-1)) // past the layout's end: the next ID finds it expired
+	if tick < 0 {
+		return // nothing issued, nothing to close
 	}
+	g.moveLocked(tick, g.maxSeq+1, nil)
 }
 
-// last returns the tick and sequence number of state: the newest ID
-// issued or skipped (tick -1 when none).
-func (g *Generator) last() (tick, seq int64) {
-	w := g.state.Load()
-	return w >> g.seqBits, w & g.maxSeq
+// moveLocked makes tick, not earlier than last, the tick seq counts in,
+// with its first k numbers taken, and publishes it for the fast path as
+// open (nil: closed to it). The IDs issued in the tick it counted before
+// are added to counted. Called with mu held.
+func (g *Generator) moveLocked(tick, k int64, open *openTick) {
+	old := g.seq.Swap(uint64(tick)<<g.tickShift | uint64(k))
+	g.counted += g.takenLocked(old) - g.closedAt
+	g.last, g.closedAt = tick, 0
+	if open == nil {
+		g.closedAt = k
+	}
+	g.open.Store(open)
+}
+
+// takenLocked returns how many of last's sequence numbers w, a value of
+// seq, shows taken: maxSeq+1 when adds to the used-up tick carried into
+// the tick's bits. Called with mu held.
+func (g *Generator) takenLocked(w uint64) int64 {
+	if g.last < 0 {
+		return 0
+	}
+	if int64(w>>g.tickShift) != g.last {
+		return g.maxSeq + 1
+	}
+	return min(int64(w&g.countMask), g.maxSeq+1)
 }
 
 // LastIssued returns the end of the newest tick an ID was issued in (the
@@ -451,8 +493,7 @@ func (g *Generator) LastIssued() time.Time {
 	if !g.issued {
 		return time.Time{}
 	}
-	last, _ := g.last()
-	return g.p.tickStart(last + 1)
+	return g.p.tickStart(g.last + 1)
 }
 
 // Layout returns the generator's layout.
@@ -462,11 +503,13 @@ func (g *Generator) Layout() Layout {
 	return l
 }
 
-// Issued returns how many IDs the generator has issued.
+// Issued returns how many IDs the generator has issued. With several
+// callers at once it may count a few more: numbers that a caller took
+// just as its tick ended, and dropped (see Generator).
 func (g *Generator) Issued() int64 {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.counted + g.state.Load() - g.runBase
+	return g.counted + g.takenLocked(g.seq.Load()) - g.closedAt
 }
 
 // Worker returns the worker ID stored in every ID (Rebind may change it).
@@ -526,21 +569,18 @@ func (g *Generator) Next(ctx context.Context) (int64, error) {
 }
 
 // take is the fast path of Next and NextInto: it takes up to n (at least
-// 1) more sequence numbers of the open tick the clock reads, in one
-// compare-and-swap and without the lock (see Generator for why that is
-// safe), and returns the first ID and how many it took, 0 when the slow
-// path must run: the tick the clock reads is not state's, or its sequence
-// is used up. The IDs taken are id, id+step, … with step
-// 1<<seqShift. A failed swap means another caller took a number first:
-// it tries again with the new state.
+// 1) more sequence numbers of the open tick the clock reads, in one atomic
+// add and without the lock (see Generator for why that is safe), and
+// returns the first ID and how many it took, 0 when the slow path must
+// run: no tick is open, the clock reads another, or its sequence is used
+// up. The IDs taken are id, id+step, … with step 1<<seqShift.
 func (g *Generator) take(n int64) (id, k int64) {
-	// The clock is read first, so that as little as possible runs between
-	// loading state and swapping it: with two cores on one generator,
-	// every instruction in that window is a chance for the other core to
-	// move state first and fail this swap.
-	b := g.bind.Load()
+	o := g.open.Load()
+	if o == nil {
+		return 0, 0
+	}
 	var tick int64
-	if g.mono && b.guard == nil {
+	if g.mono && o.guard == nil {
 		// The operating system's clock and no lease to compare with
 		// the wall clock: read the time-stamp counter (see tsc.go)
 		// or else the monotonic clock only (half the cost of
@@ -561,36 +601,23 @@ func (g *Generator) take(n int64) (id, k int64) {
 			tick = ns / g.unitNs
 		}
 	} else {
-		tick = g.clockTick(b)
+		tick = g.clockTick(o.binding)
 	}
-	// tick is -1 when no ID may be issued now; state's tick is then -1
-	// (nothing issued) or its sequence is used up. (The shift counts are
-	// below 64; &63 tells the compiler so.)
-	w := g.state.Load()
-	if g.bind.Load() != b { // read after state (see Generator): a Rebind came between
+	if tick != o.tick {
 		return 0, 0
 	}
-	for range 64 {
-		seq := w & g.maxSeq
-		if w>>(g.seqBits&63) != tick || seq == g.maxSeq {
-			return 0, 0
-		}
-		k = min(n, g.maxSeq-seq)
-		if g.state.CompareAndSwap(w, w+k) {
-			return b.base | tick<<(g.timeShift&63) | (seq+1)<<(g.seqShift&63), k
-		}
-		// Another caller took numbers first. Try again on the state it
-		// left, at the instant already read (this call's, so the IDs are
-		// still of their tick): reading the clock again would widen the
-		// window in which the next caller moves state first, which with
-		// two cores on one generator made most swaps fail. A new binding
-		// means a Rebind, which the slow path handles.
-		w = g.state.Load()
-		if g.bind.Load() != b {
-			return 0, 0
-		}
+	// Everything the result needs is loaded before the add: a locked
+	// instruction holds back the loads after it until it is done.
+	k = min(n, g.maxSeq+1)
+	maxSeq, tickShift, countMask := g.maxSeq, g.tickShift&63, g.countMask
+	id = o.base | tick<<(g.timeShift&63)
+	seqShift := g.seqShift & 63
+	w := g.seq.Add(uint64(k))
+	first := int64(w&countMask) - k
+	if int64(w>>tickShift) != tick || uint64(first) > uint64(maxSeq) {
+		return 0, 0 // a later tick, a closed one, or used up
 	}
-	return 0, 0
+	return id | first<<seqShift, min(k, maxSeq+1-first)
 }
 
 // clockTick returns the tick g's Clock reads now, or -1 when the fast path
@@ -693,8 +720,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 		}
 		ms := now.UnixMilli() - g.p.epochMs
 		tick := floorDiv(ms, g.p.unitMs)
-		w := g.state.Load()
-		last, seq := w>>g.seqBits, w&g.maxSeq
+		last, seq := g.last, g.takenLocked(g.seq.Load())-1 // seq: the newest number taken
 		ref := max(last, 0)
 		var wait time.Duration
 		if tick < ref && last >= 0 {
@@ -729,23 +755,20 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 					return n, err
 				}
 			}
-			var k, nw int64
+			k := min(int64(len(out)-n), g.maxSeq+1)
+			var first int64
 			if tick > last { // open tick, issuing its numbers 0 to k-1
-				k = min(int64(len(out)-n), g.maxSeq+1)
-				seq, nw = -1, tick<<g.seqBits|(k-1)
-			} else { // numbers seq+1 to seq+k of the open tick
-				k = min(int64(len(out)-n), g.maxSeq-seq)
-				nw = w + k
-			}
-			if !g.state.CompareAndSwap(w, nw) {
-				continue // a fast-path Next took a number meanwhile
-			}
-			if tick > last {
-				g.counted += w - g.runBase + k
-				g.runBase = nw
+				g.moveLocked(tick, k, &openTick{tick: tick, binding: b})
 				g.issued = true
+			} else { // more numbers of the open tick, taken as the fast path takes them
+				w := g.seq.Add(uint64(k))
+				first = int64(w&g.countMask) - k
+				if int64(w>>g.tickShift) != tick || first > g.maxSeq {
+					continue // fast-path calls took the rest meanwhile
+				}
+				k = min(k, g.maxSeq+1-first)
 			}
-			n += g.putRun(out[n:n+int(k)], b.base|tick<<g.timeShift|(seq+1)<<g.seqShift)
+			n += g.putRun(out[n:n+int(k)], b.base|tick<<g.timeShift|first<<g.seqShift)
 			backWaited = false
 			continue
 
@@ -821,7 +844,7 @@ func (g *Generator) until(now time.Time, ms, tick int64) time.Duration {
 }
 
 // backwardErr counts and logs a refusal because the clock is behind the
-// newest issued tick by behind, last being state's tick, and returns its
+// newest issued tick by behind, last being the newest tick, and returns its
 // error. Called with mu held.
 func (g *Generator) backwardErr(now time.Time, behind time.Duration, last int64) error {
 	g.backRefusals++
@@ -946,8 +969,7 @@ func (g *Generator) Close() error {
 		return nil
 	}
 	g.skipLocked(-1) // the fast path issues no more: the tick is closed
-	issued := g.issued
-	last, _ := g.last()
+	issued, last := g.issued, g.last
 	g.mu.Unlock()
 	if g.fence == nil {
 		return nil

@@ -14,7 +14,7 @@ import (
 // step: every tick opening reads the real clock anyway, checks the
 // anchor's estimate against it and replaces the anchor when the two differ
 // by more than anchorSlack. The estimate only decides whether a call takes
-// the fast path (state's tick is the tick it reads); what is issued, and
+// the fast path (open's tick is the tick it reads); what is issued, and
 // that no value is issued twice, does not depend on it (see Generator). A
 // wrong estimate costs speed (a call takes the slow path) or stamps IDs
 // late by at most the error, which each tick opening corrects.
