@@ -246,9 +246,11 @@ type Allocator struct {
 	slowestAt time.Time
 	closed    bool
 	closing   chan struct{}
-	stopLoads context.CancelFunc
-	loadCtx   context.Context
-	loaderWG  sync.WaitGroup
+	// stopLoad cancels the claim in flight, nil when none. A context per
+	// claim rather than one per Allocator: a node holds thousands of
+	// keys that seldom claim.
+	stopLoad context.CancelFunc
+	loaderWG sync.WaitGroup
 }
 
 var _ idforge.BatchGenerator = (*Allocator)(nil)
@@ -257,14 +259,11 @@ var _ idforge.BatchGenerator = (*Allocator)(nil)
 // first segment is claimed by the first call to Next or NextN (or Warm).
 func New(store idforge.SegmentStore, key string, s Settings) *Allocator {
 	s = s.withDefaults()
-	ctx, cancel := context.WithCancel(context.Background())
 	a := &Allocator{
-		key:       key,
-		store:     store,
-		set:       s,
-		closing:   make(chan struct{}),
-		loadCtx:   ctx,
-		stopLoads: cancel,
+		key:     key,
+		store:   store,
+		set:     s,
+		closing: make(chan struct{}),
 	}
 	a.cur.Store(&buffer{})
 	return a
@@ -471,9 +470,14 @@ func (a *Allocator) load() {
 			return
 		}
 		step := a.nextStepLocked()
+		ctx, cancel := context.WithTimeout(context.Background(), a.set.LoadTimeout)
+		if a.closed {
+			cancel() // the claim fails at once, as one cut short by Close
+		} else {
+			a.stopLoad = cancel
+		}
 		a.mu.Unlock()
 
-		ctx, cancel := context.WithTimeout(a.loadCtx, a.set.LoadTimeout)
 		began := a.set.Clock.Now()
 		var seg idforge.Segment
 		err := a.check(ctx)
@@ -484,6 +488,7 @@ func (a *Allocator) load() {
 		cancel()
 
 		a.mu.Lock()
+		a.stopLoad = nil
 		if errors.Is(err, idforge.ErrRetired) {
 			att := a.att
 			att.err = err
@@ -749,8 +754,15 @@ func (a *Allocator) retireLocked(err error) {
 	// Seal what callers were taking from: every later add lands past end.
 	b.next.Swap(b.end)
 	close(a.closing)
-	a.stopLoads()
+	a.stopLoadLocked()
 	a.set.Logger.Info("key retired: dropping its buffered segments", "key", a.key)
+}
+
+// stopLoadLocked cancels the claim in flight, if any.
+func (a *Allocator) stopLoadLocked() {
+	if a.stopLoad != nil {
+		a.stopLoad()
+	}
 }
 
 // closedErrLocked is what a call to a closed Allocator answers.
@@ -850,7 +862,7 @@ func (a *Allocator) Close() error {
 	}
 	b := a.cur.Swap(closedBuffer)
 	close(a.closing)
-	a.stopLoads()
+	a.stopLoadLocked()
 	a.mu.Unlock()
 	a.loaderWG.Wait()
 

@@ -597,3 +597,28 @@ func ExampleAllocator_NextInto() {
 	// [5 6 7 8]
 	// 9 1500
 }
+
+// A claim that hangs (a store that stopped answering) does not hold up
+// Close: Close cancels the claim in flight, and the caller waiting on it
+// hears that the Allocator closed.
+func TestCloseCancelsTheClaimInFlight(t *testing.T) {
+	st := newTestStore(t, "k", 1, 1000)
+	st.setGate(make(chan struct{})) // never opens
+	a := New(st, "k", Settings{Logger: quiet, LoadTimeout: time.Hour})
+	failed := make(chan error, 1)
+	go func() {
+		_, err := a.Next(context.Background())
+		failed <- err
+	}()
+	waitFor(t, func() bool { return len(st.claimSteps()) == 1 })
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Close still waits for a claim that hangs")
+	}
+	if err := <-failed; !errors.Is(err, idforge.ErrClosed) {
+		t.Errorf("Next during Close: %v, want ErrClosed", err)
+	}
+}
