@@ -114,10 +114,11 @@ func checkListenAddr(setting, addr string) error {
 	return nil
 }
 
-// heapFloor is the least heap the collector lets grow before it runs
-// (internal/heapfloor): 16 MB of garbage between collections rather than
-// about 3, for a few MB more memory under load.
-const heapFloor = 16 << 20
+// heapFloor is the heap the collector lets grow to before it runs while
+// the live heap is small (internal/heapfloor): nearly 32 MB rather than
+// 4, for more memory under load; a node whose live heap reaches 8 MB
+// (thousands of keys) is collected as GOGC=100 would.
+const heapFloor = 32 << 20
 
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second

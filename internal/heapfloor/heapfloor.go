@@ -9,9 +9,12 @@
 // marks the whole live heap: on Leaf's segment endpoint that was a fifth
 // of the server's instructions per request (bench/peers/cost.sh), where a
 // server with an empty heap pays almost nothing. Floor raises GOGC while
-// the live heap is small, so that a collection comes after min bytes of
-// garbage rather than 3 MB, and lets it fall back to 100 as the live
-// heap grows past min/2: a large heap is collected as GOGC=100 would.
+// the live heap is small, so that the heap may grow to nearly min bytes
+// before a collection rather than 4 MB, and fades back to 100 as the live
+// heap grows: the goal is min less twice the live heap, until that is
+// below GOGC=100's, at a live heap of min/4. A large heap (a node holding
+// thousands of keys) is collected as GOGC=100 would, so the floor adds
+// nothing to its memory.
 package heapfloor
 
 import (
@@ -21,8 +24,9 @@ import (
 	"sync"
 )
 
-// Floor keeps the heap goal at min bytes or more (twice the live heap
-// when that is more) from the next collection on, until stop is called.
+// Floor keeps the heap goal at min bytes less twice the live heap, or
+// GOGC=100's goal when that is more, from the next collection on, until
+// stop is called.
 // It leaves the collector alone when the operator set GOGC or GOMEMLIMIT
 // (getenv reads the environment). The work is a look at the live heap
 // after each collection.
@@ -100,15 +104,15 @@ func (t *tuner) tune() bool {
 const runtimeMinHeap = 4 << 20
 
 // Percent returns the GOGC that sets the heap goal of a live heap of
-// live bytes to min bytes, or 100 when twice the live heap is more. The
-// runtime's goal is the larger of live + scanned·GOGC/100 (scanned being
-// the live heap and the goroutine stacks and globals it scans) and
-// runtimeMinHeap·GOGC/100.
+// live bytes to min − 2·live bytes, or 100 when that gives a larger
+// goal (always from a live heap of min/4 on). The runtime's goal is the
+// larger of live + scanned·GOGC/100 (scanned being the live heap and the
+// goroutine stacks and globals it scans) and runtimeMinHeap·GOGC/100.
 func Percent(live, scanned, min uint64) int {
-	if scanned == 0 || 2*live >= min {
+	if scanned == 0 || 4*live >= min {
 		return 100
 	}
-	p := (min - live) * 100 / scanned
+	p := (min - 3*live) * 100 / scanned
 	if ceiling := min * 100 / runtimeMinHeap; p > ceiling {
 		p = ceiling
 	}

@@ -13,15 +13,15 @@ func TestPercent(t *testing.T) {
 		live, scanned, min uint64
 		want               int
 	}{
-		{1 * mb, 1 * mb, 16 * mb, 400}, // the runtime's 4 MB minimum, scaled, is the goal
-		{3 * mb, 3 * mb, 16 * mb, 400},
-		{4 * mb, 4 * mb, 16 * mb, 300},  // goal = 4 MB + 4 MB·3
-		{4 * mb, 6 * mb, 16 * mb, 200},  // stacks and globals count towards the goal too
-		{7 * mb, 14 * mb, 16 * mb, 100}, // never below GOGC=100
-		{8 * mb, 8 * mb, 16 * mb, 100},  // twice the live heap reaches the floor
-		{100 * mb, 100 * mb, 16 * mb, 100},
-		{0, 0, 16 * mb, 100},
-		{1, 1, 16 * mb, 400},
+		{1 * mb, 1 * mb, 32 * mb, 800},  // the runtime's 4 MB minimum, scaled, is the goal
+		{3 * mb, 3 * mb, 32 * mb, 766},  // goal = 32 MB − 2·3 MB = 3 MB + 3 MB·7.66
+		{4 * mb, 6 * mb, 32 * mb, 333},  // stacks and globals count towards the goal too
+		{6 * mb, 6 * mb, 32 * mb, 233},  // goal = 20 MB
+		{7 * mb, 14 * mb, 32 * mb, 100}, // never below GOGC=100
+		{8 * mb, 8 * mb, 32 * mb, 100},  // from min/4 on, GOGC=100's goal is larger
+		{100 * mb, 100 * mb, 32 * mb, 100},
+		{0, 0, 32 * mb, 100},
+		{1, 1, 32 * mb, 800},
 	} {
 		if got := Percent(c.live, c.scanned, c.min); got != c.want {
 			t.Errorf("Percent(%d, %d, %d) = %d, want %d", c.live, c.scanned, c.min, got, c.want)
