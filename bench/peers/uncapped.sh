@@ -12,6 +12,8 @@
 #   - bwmarrin/x: how many times cheaper than bwmarrin/snowflake (CPU);
 #   - x/floor: CPU per call over the floor's; floor/x is the share of the
 #     floor's throughput (the segment allocator's aim is at least 0.9);
+#     iface/x the share of floor-iface's, the same add reached through
+#     idforge.Generator's Next as every generator is;
 #   - Next/batch: the generator's Next over its batch's CPU per ID (the
 #     aim is at least 10).
 #
@@ -68,13 +70,13 @@ function med(key, to,   r, l) {
 function medns(key,   r, l) { l = ""; for (r in rounds) if ((key, r) in ns) l = l " " ns[key, r]; return median(l) }
 function inv(x) { return x > 0 ? 1 / x : 0 }
 END {
-	printf "%-16s %-26s %-14s %9s %9s %10s %8s %8s\n", "binary", "benchmark", "generator", "ns/op", "cpu-ns/op", "bwmarrin/x", "x/floor", "floor/x"
+	printf "%-16s %-26s %-14s %9s %9s %10s %8s %8s %8s\n", "binary", "benchmark", "generator", "ns/op", "cpu-ns/op", "bwmarrin/x", "x/floor", "floor/x", "iface/x"
 	for (i = 1; i <= k; i++) {
 		split(order[i], f, " ")
 		if (f[2] != "BenchmarkUncapped" && f[2] != "BenchmarkUncappedParallel") continue
-		bw = f[1] " " f[2] " bwmarrin"; fl = f[1] " " f[2] " floor"
-		printf "%-16s %-26s %-14s %9.1f %9.2f %10.2f %8.2f %8.2f\n", f[1], f[2], f[3], medns(order[i]), med(order[i], ""),
-			inv(med(order[i], bw)), med(order[i], fl), inv(med(order[i], fl))
+		bw = f[1] " " f[2] " bwmarrin"; fl = f[1] " " f[2] " floor"; fi = f[1] " " f[2] " floor-iface"
+		printf "%-16s %-26s %-14s %9.1f %9.2f %10.2f %8.2f %8.2f %8.2f\n", f[1], f[2], f[3], medns(order[i]), med(order[i], ""),
+			inv(med(order[i], bw)), med(order[i], fl), inv(med(order[i], fl)), inv(med(order[i], fi))
 	}
 	printf "\n%-16s %-26s %-9s %11s %13s %11s\n", "binary", "batch (NextInto)", "IDs", "cpu-ns/id", "Next cpu-ns", "Next/batch"
 	for (i = 1; i <= k; i++) {

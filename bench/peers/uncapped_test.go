@@ -18,6 +18,8 @@ import (
 // than a goroutine can use, so that no call waits for the clock and
 // ns/op is the cost of one call. floor is a bare atomic add measured in
 // the same run: the ratios in BENCHMARKS.md are to it and to bwmarrin.
+// floor-iface is the same add reached as the generators are, through
+// idforge.Generator's Next: what the call itself costs beside the add.
 // segment is idforge's segment allocator (segment.Allocator.Next) on a
 // segment long enough never to need a claim: what it is set beside is
 // the floor, the atomic add its fast path is built around.
@@ -41,6 +43,7 @@ func uncappedGenerators() []uncapped {
 			var n atomic.Int64
 			return func() int64 { return n.Add(1) }
 		}},
+		{"floor-iface", func(b *testing.B) func() int64 { return mustNext(new(counter)) }},
 		{"idforge", func(b *testing.B) func() int64 { return mustNext(newSnowflake(b)) }},
 		{"segment", func(b *testing.B) func() int64 { return mustNext(newSegment(b)) }},
 		{"bwmarrin", func(b *testing.B) func() int64 {
@@ -82,6 +85,17 @@ func uncappedGenerators() []uncapped {
 }
 
 var sink int64
+
+// counter is the floor behind idforge.Generator: an atomic add on its own
+// cache line, reached through the interface call every generator here
+// is reached through.
+type counter struct {
+	_ [64]byte
+	n atomic.Int64
+	_ [56]byte
+}
+
+func (c *counter) Next(context.Context) (int64, error) { return c.n.Add(1), nil }
 
 // mustNext returns a function calling g.Next, which never fails in these
 // benchmarks.
