@@ -69,7 +69,9 @@
 //     and client reads them; internal/grpcwire: the same for the gRPC
 //     API's messages (the key strategies of its enum); internal/errctx: how context is added to
 //     an error; internal/wait, internal/atomicmax: the context-aware sleep
-//     and the forward-only high-water mark; internal/closeonce: the
+//     and the forward-only high-water mark; internal/cacheline: the
+//     padding that keeps a hot counter on a cache line of its own;
+//     internal/closeonce: the
 //     idempotent Close, and the client an opener makes from a URL
 //     (closed by what was built on it, or at once when that fails);
 //     internal/testclock: the clock an end-to-end test moves in the

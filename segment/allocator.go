@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 	"github.com/idforge/idforge/internal/closeonce"
 )
 
@@ -105,9 +106,9 @@ func (s Settings) withDefaults() Settings {
 // Only next changes after a buffer is published; it sits on its own cache
 // line so that callers hammering it do not slow down readers of the rest.
 type buffer struct {
-	_          [64]byte
+	_          [cacheline.Size]byte
 	next       atomic.Int64 // the next value to hand out; runs past end when exhausted
-	_          [56]byte
+	_          [cacheline.Size - 8]byte
 	start, end int64  // this part, [start, end)
 	size       uint64 // end - start, so that the fast path's range check is one subtraction
 	seg        idforge.Segment
@@ -205,7 +206,7 @@ type Allocator struct {
 	// up to mu, fixed after New, keep its cache line free of writes,
 	// whatever object the heap places just before the Allocator: a write
 	// there would make every core reload the line on its next call.
-	_   [64]byte
+	_   [cacheline.Size]byte
 	cur atomic.Pointer[buffer]
 
 	key   string

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 	"github.com/idforge/idforge/internal/closeonce"
 )
 
@@ -150,9 +151,9 @@ type Generator struct {
 	// seq is the word described above, alone on its cache line: every
 	// caller adds to it. The padding before it keeps writes to whatever
 	// object the heap places just before the Generator off its line.
-	_   [64]byte
+	_   [cacheline.Size]byte
 	seq atomic.Uint64
-	_   [56]byte
+	_   [cacheline.Size - 8]byte
 
 	// open is the tick the fast path may issue in, with the binding it
 	// was opened with; nil when none. Replaced under mu.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/sequence"
@@ -170,7 +171,7 @@ type member struct {
 	reason   string  // why the source was last ejected or exhausted
 	reasonAt int64   // when, on the Balanced's monotonic clock
 
-	_ [64]byte
+	_ [cacheline.Size]byte
 }
 
 // Balanced spreads calls round robin over 2^n sources and issues

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/sequence"
 )
@@ -143,7 +144,7 @@ type Expanded struct {
 	// cur is the block being handed out: the whole hot path is a load of
 	// cur and an atomic add on its next.
 	cur atomic.Pointer[block]
-	_   [56]byte
+	_   [cacheline.Size - 8]byte
 
 	inner idforge.Generator
 	opts  ExpandedOptions
