@@ -607,18 +607,23 @@ func (g *Generator) take(n int64) (id, k int64) {
 	if tick != o.tick {
 		return 0, 0
 	}
-	// Everything the result needs is loaded before the add: a locked
-	// instruction holds back the loads after it until it is done.
+	first, k := g.add(tick, n)
+	return o.base | tick<<(g.timeShift&63) | first<<(g.seqShift&63), k
+}
+
+// add takes up to n (at least 1) more sequence numbers of tick, the tick
+// published in open, with one atomic add on seq, and returns the first
+// and how many it took: 0 when seq shows a later tick, a closed one or a
+// used-up one (see Generator). The fast path and the slow path both take
+// numbers of an open tick this way.
+func (g *Generator) add(tick, n int64) (first, k int64) {
 	k = min(n, g.maxSeq+1)
-	maxSeq, tickShift, countMask := g.maxSeq, g.tickShift&63, g.countMask
-	id = o.base | tick<<(g.timeShift&63)
-	seqShift := g.seqShift & 63
 	w := g.seq.Add(uint64(k))
-	first := int64(w&countMask) - k
-	if int64(w>>tickShift) != tick || uint64(first) > uint64(maxSeq) {
-		return 0, 0 // a later tick, a closed one, or used up
+	first = int64(w&g.countMask) - k
+	if int64(w>>(g.tickShift&63)) != tick || uint64(first) > uint64(g.maxSeq) {
+		return 0, 0
 	}
-	return id | first<<seqShift, min(k, maxSeq+1-first)
+	return first, min(k, g.maxSeq+1-first)
 }
 
 // clockTick returns the tick g's Clock reads now, or -1 when the fast path
@@ -762,12 +767,9 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 				g.moveLocked(tick, k, &openTick{tick: tick, binding: b})
 				g.issued = true
 			} else { // more numbers of the open tick, taken as the fast path takes them
-				w := g.seq.Add(uint64(k))
-				first = int64(w&g.countMask) - k
-				if int64(w>>g.tickShift) != tick || first > g.maxSeq {
+				if first, k = g.add(tick, k); k == 0 {
 					continue // fast-path calls took the rest meanwhile
 				}
-				k = min(k, g.maxSeq+1-first)
 			}
 			n += g.putRun(out[n:n+int(k)], b.base|tick<<g.timeShift|first<<g.seqShift)
 			backWaited = false
