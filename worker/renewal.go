@@ -26,8 +26,9 @@ type RenewalConfig struct {
 	// drift between node and coordinator and the time from the check
 	// before an ID is issued to the ID leaving the process. Default TTL/3.
 	Margin time.Duration
-	// Interval is the time between renewals. Default TTL/3, so one
-	// failed renewal is survived.
+	// Interval is the longest time between renewals. Default TTL/3, so
+	// one failed renewal is survived. A renewal comes sooner when less
+	// than two intervals of the lease are left.
 	Interval time.Duration
 	// Acquired is when the request that obtained the ID was sent.
 	Acquired time.Time
@@ -93,6 +94,20 @@ func (cfg RenewalConfig) withDefaults() RenewalConfig {
 	return cfg
 }
 
+// nextRenewal is how long to wait before the next renewal when left is
+// what remains of the lease. Renewals come every Interval, but never later
+// than halfway through what is left: a lease that starts short (an acquire
+// that waited long for a replica) or one a failed renewal has worn down
+// still gets a try before it runs out, instead of waking at ValidUntil only
+// to give up. The floor of Interval/8 keeps a failing coordinator from being
+// retried in a tight loop as the time left shrinks.
+func (cfg RenewalConfig) nextRenewal(left time.Duration) time.Duration {
+	if left <= 0 {
+		return 0
+	}
+	return min(cfg.Interval, max(left/2, cfg.Interval/8))
+}
+
 // extend moves ValidUntil to sent+TTL−Margin, never backwards.
 func (r *Renewal) extend(sent time.Time) {
 	atomicmax.Raise(&r.validUntil, sent.Add(r.cfg.TTL-r.cfg.Margin).UnixNano())
@@ -103,7 +118,7 @@ func (r *Renewal) loop() {
 	failures := 0
 	for {
 		left := time.Until(time.Unix(0, r.validUntil.Load())) // monotonic-safe enough for scheduling
-		wait := min(r.cfg.Interval, max(left, 0))
+		wait := r.cfg.nextRenewal(left)
 		select {
 		case <-r.stop:
 			return

@@ -51,6 +51,52 @@ func TestRenewalExtendsWhileRenewing(t *testing.T) {
 	}
 }
 
+// An acquire that took long (a write waiting for a replica) hands over a
+// lease with less than an interval left. The first renewal must come in
+// time to extend it, not wake at ValidUntil and give the lease up without
+// trying.
+func TestRenewalOfALeaseThatStartsShort(t *testing.T) {
+	var renewals atomic.Int32
+	ttl, interval := 3*time.Second, time.Second
+	// ValidUntil is Acquired+TTL−Margin = Acquired+2 s: 400 ms are left.
+	acquired := time.Now().Add(-1600 * time.Millisecond)
+	r := StartRenewal(RenewalConfig{
+		ID: 2, TTL: ttl, Interval: interval, Acquired: acquired, Logger: quiet,
+		Renew: func(ctx context.Context, last time.Time) error {
+			renewals.Add(1)
+			return nil
+		},
+	})
+	defer r.Release(context.Background())
+	select {
+	case <-r.Done():
+		t.Fatal("lease given up without a renewal being tried")
+	case <-time.After(time.Second):
+	}
+	if renewals.Load() == 0 {
+		t.Fatal("no renewal in the second after the lease started")
+	}
+	if !r.ValidUntil().After(acquired.Add(ttl - ttl/3)) {
+		t.Fatal("ValidUntil did not move forward")
+	}
+}
+
+func TestNextRenewal(t *testing.T) {
+	cfg := RenewalConfig{TTL: 3 * time.Second}.withDefaults()
+	for _, c := range []struct{ left, want time.Duration }{
+		{5 * time.Second, time.Second},                   // plenty left: every Interval
+		{2 * time.Second, time.Second},                   // two intervals left: still Interval
+		{time.Second, 500 * time.Millisecond},            // less: halfway through what is left
+		{200 * time.Millisecond, 125 * time.Millisecond}, // never sooner than Interval/8
+		{0, 0},
+		{-time.Second, 0},
+	} {
+		if got := cfg.nextRenewal(c.left); got != c.want {
+			t.Errorf("nextRenewal(%v) = %v, want %v", c.left, got, c.want)
+		}
+	}
+}
+
 // When renewals fail, the lease ends before the coordinator could hand
 // the ID to anyone: ValidUntil never passes Acquired+TTL.
 func TestRenewalLostBeforeCoordinatorExpiry(t *testing.T) {
