@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 	"github.com/idforge/idforge/internal/cputime"
 )
 
@@ -40,6 +41,47 @@ func BenchmarkAtomicAddParallel(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			n.Add(1)
+		}
+	})
+	reportCPU(b, cpu0, 1)
+}
+
+// callFloor is the bare add behind one call shaped as Next: what any
+// generator costs that the compiler cannot inline into its caller. Next
+// cannot be inlined (its fast path and the call of its slow path are over
+// the inliner's budget), so this, not the inlined add, is its ceiling.
+type callFloor struct {
+	_ [cacheline.Size]byte
+	n atomic.Int64
+	_ [cacheline.Size - 8]byte
+}
+
+//go:noinline
+func (c *callFloor) Next(context.Context) (int64, error) { return c.n.Add(1), nil }
+
+func BenchmarkAtomicAddCall(b *testing.B) {
+	c := new(callFloor)
+	ctx := context.Background()
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		if _, err := c.Next(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportCPU(b, cpu0, 1)
+}
+
+func BenchmarkAtomicAddCallParallel(b *testing.B) {
+	c := new(callFloor)
+	ctx := context.Background()
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := c.Next(ctx); err != nil {
+				panic(err)
+			}
 		}
 	})
 	reportCPU(b, cpu0, 1)
