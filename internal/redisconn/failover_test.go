@@ -392,6 +392,14 @@ func holdLeases(ctx context.Context, node int, p worker.Provider, log *leaseLog,
 	hold:
 		for {
 			if v := l.ValidUntil(); v.After(span.to) {
+				if !span.to.IsZero() {
+					// A renewal landed: the coordinator still keeps
+					// the ID for this node after the fail-over, which
+					// is issuing resumed as much as a new acquire is.
+					// (A slot migration moves the lease with its slot,
+					// so the lease may never need acquiring again.)
+					events.record(time.Now(), nil)
+				}
 				span.to = v
 			}
 			select {
