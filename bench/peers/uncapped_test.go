@@ -11,6 +11,7 @@ import (
 	"github.com/yitter/idgenerator-go/idgen"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/cacheline"
 )
 
 // The uncapped benchmarks give every generator 22 bits of sequence per
@@ -90,9 +91,9 @@ var sink int64
 // cache line, reached through the interface call every generator here
 // is reached through.
 type counter struct {
-	_ [64]byte
+	_ [cacheline.Size]byte
 	n atomic.Int64
-	_ [56]byte
+	_ [cacheline.Size - 8]byte
 }
 
 func (c *counter) Next(context.Context) (int64, error) { return c.n.Add(1), nil }
