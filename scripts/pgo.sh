@@ -23,8 +23,7 @@ cd "$(dirname "$0")/.."
 store="" dur=30s conns=8 key="pgo$$" serve_grpc=1
 . scripts/serve-node.sh
 bench_setup "$@"
-CGO_ENABLED=0 go build -tags "grpcnotrace pprof" -trimpath -o "$tmp/idforge" ./cmd/idforge
-go build -o "$tmp/idforge-bench" ./cmd/idforge-bench
+build_release "$tmp" pprof
 IDFORGE_PPROF_ADDR=127.0.0.1:0 serve_node "$tmp/idforge" "$tmp" "$store"
 pprof=$(sed -n 's/^pprof=//p' "$tmp/log")
 [ -n "$pprof" ] || { cat "$tmp/log"; exit 1; }

@@ -58,11 +58,11 @@ measure_node() {
 	serve_node "$tmp/idforge" "$tmp" "$store"
 }
 
-#   build_release DIR
-# builds the release binary (as the Dockerfile builds it) and
-# idforge-bench into DIR.
+#   build_release DIR [TAG]
+# builds the release binary (as the Dockerfile builds it, plus build tag
+# TAG when given) and idforge-bench into DIR.
 build_release() {
-	CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -ldflags "-s -w" -o "$1/idforge" ./cmd/idforge
+	CGO_ENABLED=0 go build -tags "grpcnotrace${2:+ $2}" -trimpath -ldflags "-s -w" -o "$1/idforge" ./cmd/idforge
 	go build -o "$1/idforge-bench" ./cmd/idforge-bench
 }
 
