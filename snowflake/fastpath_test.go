@@ -53,6 +53,13 @@ func TestConcurrentClockJumps(t *testing.T) {
 				}
 			}()
 
+			// Refusals cost nothing, so on a busy machine the callers can
+			// finish their calls before the clock goroutine has moved far
+			// enough to let many IDs out; they go on past their calls until
+			// enough IDs were issued for the race to mean something.
+			const want = goroutines * calls / 10
+			var issued atomic.Int64
+			deadline := time.Now().Add(30 * time.Second)
 			results := make([][]int64, goroutines)
 			errs := make(chan error, goroutines)
 			var wg sync.WaitGroup
@@ -62,7 +69,7 @@ func TestConcurrentClockJumps(t *testing.T) {
 					defer wg.Done()
 					var ids []int64
 					buf := make([]int64, 40)
-					for c := range calls {
+					for c := 0; c < calls || issued.Load() < want && time.Now().Before(deadline); c++ {
 						var got []int64
 						var err error
 						switch {
@@ -92,6 +99,7 @@ func TestConcurrentClockJumps(t *testing.T) {
 							}
 							ids = append(ids, id)
 						}
+						issued.Add(int64(len(got)))
 					}
 					results[i] = ids
 				}()
@@ -113,8 +121,8 @@ func TestConcurrentClockJumps(t *testing.T) {
 					seen[id] = true
 				}
 			}
-			if len(seen) < goroutines*calls/10 {
-				t.Fatalf("only %d IDs issued in %d calls", len(seen), goroutines*calls)
+			if len(seen) < want {
+				t.Fatalf("only %d IDs issued in %d calls and 30 s", len(seen), goroutines*calls)
 			}
 			if n := g.Issued(); n < int64(len(seen)) { // a NextN refused midway issued IDs it did not return
 				t.Errorf("Issued() = %d, but %d IDs were returned", n, len(seen))
