@@ -20,7 +20,6 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/heapfloor"
 	"github.com/idforge/idforge/internal/httptimeouts"
-	"github.com/idforge/idforge/internal/lazydeadline"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
 	"github.com/idforge/idforge/server/grpcapi"
@@ -189,18 +188,17 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		return exitErr(err)
 	}
 	defer n.Close()
-	// The server's timeouts move the connection's deadlines four times a
-	// request; lazydeadline passes on only the moves that bring one
-	// closer.
-	hln := lazydeadline.Listener(ln)
-	if tlsConfig != nil {
-		hln = tls.NewListener(hln, tlsConfig)
-	}
 	srv := &http.Server{
 		Handler:        httpHandler(n, log, authn),
 		MaxHeaderBytes: 64 << 10,
 	}
-	httptimeouts.Set(srv)
+	// The server's timeouts, kept by a watchdog rather than by net/http's
+	// per-request deadlines, which cost each request a timer.
+	hln, stopWatch := httptimeouts.Enforce(srv, ln, httptimeouts.Server)
+	defer stopWatch()
+	if tlsConfig != nil {
+		hln = tls.NewListener(hln, tlsConfig)
+	}
 	layout := n.Snowflake().Layout()
 	grpcAddr := ""
 	if gln != nil {
