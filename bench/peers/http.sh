@@ -7,8 +7,8 @@
 #	bench/peers/http.sh                          # idforge on SQLite
 #	STORE='mysql://root@127.0.0.1:3306/idforge_bench' bench/peers/http.sh
 #
-# Endpoints: the trivial counter; trivial-timeouts, the same counter with
-# idforge serve's read, write and idle timeouts (x/tr-to is each rate's
+# Endpoints: the trivial counter; trivial-timeouts, the same counter
+# keeping idforge serve's read, write and idle timeouts as it does (x/tr-to is each rate's
 # ratio to it: the floor a server with those timeouts can reach); Leaf's
 # GET /api/segment/get/{key}, GET /v1/ids/{key} and
 # GET /v1/ids/{key}?count=10000&form=ranges (also shown in IDs/s). Each
@@ -39,8 +39,9 @@ ipid=$!
 "$tmp/trivial" "127.0.0.1:$tp" &
 pids+=($!)
 tpid=$!
-# The same trivial handler with idforge serve's read, write and idle
-# timeouts: what those alone cost beside the bare floor.
+# The same trivial handler keeping idforge serve's read, write and idle
+# timeouts as idforge serve does: what those alone cost beside the bare
+# floor.
 top=$(port)
 TRIVIAL_TIMEOUTS=1 "$tmp/trivial" "127.0.0.1:$top" &
 pids+=($!)
