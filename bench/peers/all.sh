@@ -5,7 +5,9 @@
 #
 #   1. in memory (uncapped.sh): snowflake Next beside bwmarrin, sonyflake
 #      and yitter; segment Next beside a bare atomic add, one goroutine
-#      and both cores; NextInto batches against Next;
+#      and both cores; NextInto batches against Next; then segment Next
+#      in segment's own benchmarks, plain and inlined by PGO
+#      (scripts/bench-next.sh);
 #   2. HTTP (http.sh): Leaf's endpoint, /v1/ids and the ranges answer
 #      beside a trivial net/http server, rate, latency and CPU time per
 #      request (STORE picks the store, as for http.sh);
@@ -34,6 +36,7 @@ step() { # name, command...
 	"$@" 2>&1 | tee -a "$out/$name.txt"
 }
 step memory "$here/uncapped.sh"
+step segment-next "$root/scripts/bench-next.sh"
 step http "$here/http.sh"
 step bulk env OUT="$out/bulk" "$root/scripts/bench-bulk.sh"
 step node-memory "$root/scripts/measure-bulk.sh"
