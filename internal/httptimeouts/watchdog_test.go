@@ -2,15 +2,10 @@ package httptimeouts
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -18,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/idforge/idforge/internal/testca"
 )
 
 // short are timeouts a test can wait out; each differs from the others
@@ -312,16 +309,23 @@ func TestReadTimeout(t *testing.T) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}()
+	awaitTimedOut(t, readErr, start, to.Read, "reading a body that trickles in for 10 s")
+}
+
+// awaitTimedOut waits for what a handler reports on errs: an error, and
+// no sooner than timeout after start.
+func awaitTimedOut(t *testing.T, errs <-chan error, start time.Time, timeout time.Duration, what string) {
+	t.Helper()
 	select {
-	case err := <-readErr:
+	case err := <-errs:
 		if err == nil {
-			t.Fatal("a body trickling in for 10 s was read whole past a 700 ms read timeout")
+			t.Fatalf("%s succeeded past a %s timeout", what, timeout)
 		}
-		if took := time.Since(start); took < to.Read {
-			t.Fatalf("the body's read failed after %s, before the read timeout %s: %v", took, to.Read, err)
+		if took := time.Since(start); took < timeout {
+			t.Fatalf("%s failed after %s, before its timeout %s: %v", what, took, timeout, err)
 		}
 	case <-time.After(closedWithin):
-		t.Fatal("the read timeout did not end a request whose body trickles in")
+		t.Fatalf("%s did not end within %s", what, closedWithin)
 	}
 }
 
@@ -342,17 +346,7 @@ func TestWriteTimeout(t *testing.T) {
 	c := s.dial(t)
 	start := time.Now()
 	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n") // and never read
-	select {
-	case err := <-writeErr:
-		if err == nil {
-			t.Fatal("4 GB were written to a client that reads nothing")
-		}
-		if took := time.Since(start); took < short.Write {
-			t.Fatalf("the write failed after %s, before the write timeout %s: %v", took, short.Write, err)
-		}
-	case <-time.After(closedWithin):
-		t.Fatal("the write timeout did not end an answer the client never reads")
-	}
+	awaitTimedOut(t, writeErr, start, short.Write, "writing 4 GB to a client that reads nothing")
 }
 
 // Connections closed by either side leave the watchdog, as do those a
@@ -405,32 +399,16 @@ func TestTick(t *testing.T) {
 	}
 }
 
-// tlsConfigs returns a server's configuration with a self-signed
-// certificate for 127.0.0.1 and a client's that trusts it.
+// tlsConfigs returns a server's configuration with a certificate for
+// 127.0.0.1 and a client's that trusts it.
 func tlsConfigs(t *testing.T) (server, client *tls.Config) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca := testca.New(t, "httptimeouts")
+	pair, err := tls.X509KeyPair(ca.Issue(t, 2, true))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}},
-		&tls.Config{RootCAs: pool}
+	return &tls.Config{Certificates: []tls.Certificate{pair}}, ca.ClientConfig(t, nil, nil)
 }
 
 // A ConnState hook the server already had still sees every change.
