@@ -448,3 +448,29 @@ func TestHookChained(t *testing.T) {
 		t.Fatalf("the server's own hook saw %d active and %d idle for 3 requests", active.Load(), idle.Load())
 	}
 }
+
+// A request that came in the same packet as the one before it is read
+// from the buffer with no read of its own: its read and write timeouts
+// run from when it is taken up, not from the start of the request
+// before it, so both answers come, though together they take longer
+// than either timeout.
+func TestPipelinedRequestTimedFromItsStart(t *testing.T) {
+	to := short
+	to.Read, to.Write = time.Second, time.Second
+	handle := to.Read * 6 / 10
+	s := serve(t, to, false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(handle)
+		io.WriteString(w, "1")
+	}))
+	c := s.dial(t)
+	r := bufio.NewReader(c)
+	io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	for i := range 2 {
+		resp, err := http.ReadResponse(r, nil)
+		if err != nil {
+			t.Fatalf("answer %d of two pipelined requests taking %s each, with %s timeouts: %v", i+1, handle, to.Read, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+}
