@@ -79,6 +79,12 @@ type Config struct {
 	// Quotas refuse calls over N IDs per period, close keys or limit
 	// their formats (quota.Spec); more can be defined through the API.
 	Quotas []quota.Spec `toml:"quotas"`
+
+	// file and fileData are the config file read, for placing an error
+	// in it; overridden are the settings the environment or a flag set.
+	file       string
+	fileData   []byte
+	overridden map[string]bool
 }
 
 // SourceConfig declares a sequence source: the fields of node.Source,
@@ -220,14 +226,15 @@ func usageErr(format string, args ...any) error {
 }
 
 // parseConfigFile decodes a TOML config. Unknown settings are an error, so
-// a typo is reported instead of silently ignored.
+// a typo is reported instead of silently ignored; an error names the line
+// and the setting (see configcheck.go) and says how to fix it.
 func parseConfigFile(data []byte, into *Config) error {
 	md, err := toml.Decode(string(data), into)
 	if err != nil {
-		return err
+		return decodeError(data, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return fmt.Errorf("unknown setting %q", und[0].String())
+		return unknownSetting(data, und[0])
 	}
 	return nil
 }
@@ -349,47 +356,59 @@ func newLayoutFlags(fs *flag.FlagSet) *nodeFlags {
 // load builds the Config: defaults, then the file, then the environment,
 // then the flags that were set.
 func (f *nodeFlags) load(getenv func(string) string) (Config, error) {
-	cfg := defaultConfig()
-	cfg.LogLevel = f.defaultLogLevel
-	set := map[string]bool{}
-	f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-
 	path := getenv("IDFORGE_CONFIG")
-	if set["config"] {
+	if f.fs.Lookup("config") != nil && f.isSet("config") {
 		path = f.config
 	}
+	return f.loadFile(path, getenv)
+}
+
+func (f *nodeFlags) isSet(name string) bool {
+	set := false
+	f.fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == name })
+	return set
+}
+
+// loadFile is load with the config file path ("": none). It is the one
+// way every command, idforge config check included, reads a configuration.
+func (f *nodeFlags) loadFile(path string, getenv func(string) string) (Config, error) {
+	cfg := defaultConfig()
+	cfg.LogLevel = f.defaultLogLevel
+	var data []byte
 	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
 			return Config{}, usageErr("config file: %v", err)
 		}
 		if err := parseConfigFile(data, &cfg); err != nil {
-			return Config{}, usageErr("config file %s: %v", path, err)
+			return Config{}, inFile(path, err)
 		}
 	}
-	pick := func(dst *string, flagName, env, flagVal string) {
+	cfg.file, cfg.fileData, cfg.overridden = path, data, map[string]bool{}
+	overridden := cfg.overridden
+	pick := func(dst *string, setting, flagName, env, flagVal string) {
 		if v := getenv(env); v != "" {
-			*dst = v
+			*dst, overridden[setting] = v, true
 		}
-		if set[flagName] {
-			*dst = flagVal
+		if f.isSet(flagName) {
+			*dst, overridden[setting] = flagVal, true
 		}
 	}
-	pick(&cfg.HTTP, "http", "IDFORGE_HTTP", f.http)
-	pick(&cfg.GRPC, "grpc", "IDFORGE_GRPC", f.grpc)
-	pick(&cfg.Data, "data", "IDFORGE_DATA", f.data)
-	pick(&cfg.Store, "store", "IDFORGE_STORE", f.store)
-	pick(&cfg.Snowflake.Worker, "worker", "IDFORGE_WORKER", f.worker)
-	pick(&cfg.Snowflake.Layout, "layout", "IDFORGE_LAYOUT", f.layout)
-	pick(&cfg.LogLevel, "log-level", "IDFORGE_LOG_LEVEL", f.logLevel)
-	pick(&cfg.Advertise, "advertise", "IDFORGE_ADVERTISE", f.advertise)
-	pick(&cfg.TLS.Cert, "tls-cert", "IDFORGE_TLS_CERT", f.tlsCert)
-	pick(&cfg.TLS.Key, "tls-key", "IDFORGE_TLS_KEY", f.tlsKey)
-	pick(&cfg.TLS.ClientCA, "tls-client-ca", "IDFORGE_TLS_CLIENT_CA", f.tlsClientCA)
+	pick(&cfg.HTTP, "http", "http", "IDFORGE_HTTP", f.http)
+	pick(&cfg.GRPC, "grpc", "grpc", "IDFORGE_GRPC", f.grpc)
+	pick(&cfg.Data, "data", "data", "IDFORGE_DATA", f.data)
+	pick(&cfg.Store, "store", "store", "IDFORGE_STORE", f.store)
+	pick(&cfg.Snowflake.Worker, "snowflake.worker", "worker", "IDFORGE_WORKER", f.worker)
+	pick(&cfg.Snowflake.Layout, "snowflake.layout", "layout", "IDFORGE_LAYOUT", f.layout)
+	pick(&cfg.LogLevel, "log_level", "log-level", "IDFORGE_LOG_LEVEL", f.logLevel)
+	pick(&cfg.Advertise, "advertise", "advertise", "IDFORGE_ADVERTISE", f.advertise)
+	pick(&cfg.TLS.Cert, "tls.cert", "tls-cert", "IDFORGE_TLS_CERT", f.tlsCert)
+	pick(&cfg.TLS.Key, "tls.key", "tls-key", "IDFORGE_TLS_KEY", f.tlsKey)
+	pick(&cfg.TLS.ClientCA, "tls.client_ca", "tls-client-ca", "IDFORGE_TLS_CLIENT_CA", f.tlsClientCA)
 	dc := ""
-	pick(&dc, "datacenter", "IDFORGE_DATACENTER", f.datacenter)
+	pick(&dc, "snowflake.datacenter", "datacenter", "IDFORGE_DATACENTER", f.datacenter)
 	perKey := ""
-	pick(&perKey, "metrics-per-key", "IDFORGE_METRICS_PER_KEY", f.metricsPerKey)
+	pick(&perKey, "metrics_per_key", "metrics-per-key", "IDFORGE_METRICS_PER_KEY", f.metricsPerKey)
 	if perKey != "" {
 		n, err := strconv.Atoi(perKey)
 		if err != nil {
@@ -405,7 +424,7 @@ func (f *nodeFlags) load(getenv func(string) string) (Config, error) {
 		cfg.Snowflake.Datacenter = n
 	}
 	if err := cfg.validate(); err != nil {
-		return Config{}, err
+		return Config{}, cfg.inFile(err)
 	}
 	return cfg, nil
 }
@@ -413,33 +432,33 @@ func (f *nodeFlags) load(getenv func(string) string) (Config, error) {
 // validate checks what can be checked without opening anything.
 func (c *Config) validate() error {
 	if c.Data == "" {
-		return usageErr("the data directory must not be empty")
+		return inSetting("data", errors.New("the data directory must not be empty"))
 	}
 	if _, err := snowflake.ParseLayout(c.Snowflake.Layout); err != nil {
-		return usageError{err}
+		return inSetting("snowflake.layout", err)
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
-		return usageError{err}
+		return inSetting("log_level", err)
 	}
 	if c.MetricsPerKey < 0 || c.MetricsPerKey > metrics.MaxPerKey {
-		return usageErr("metrics_per_key %d: want 0..%d", c.MetricsPerKey, metrics.MaxPerKey)
+		return inSetting("metrics_per_key", fmt.Errorf("metrics_per_key %d: want 0..%d", c.MetricsPerKey, metrics.MaxPerKey))
 	}
 	if c.RefreshKeys <= 0 {
-		return usageErr("refresh_keys %v must be positive", time.Duration(c.RefreshKeys))
+		return inSetting("refresh_keys", fmt.Errorf("refresh_keys %v must be positive", time.Duration(c.RefreshKeys)))
 	}
 	if c.Segment.PrefetchAt < 0 || c.Segment.PrefetchAt >= 1 {
-		return usageErr("segment.prefetch_at %v must be in (0, 1)", c.Segment.PrefetchAt)
+		return inSetting("segment.prefetch_at", fmt.Errorf("segment.prefetch_at %v must be in (0, 1)", c.Segment.PrefetchAt))
 	}
 	if c.Segment.MinStep < 0 || c.Segment.MaxStep < 0 || (c.Segment.MaxStep > 0 && c.Segment.MinStep > c.Segment.MaxStep) {
-		return usageErr("segment.min_step %d / max_step %d: want 0 ≤ min_step ≤ max_step", c.Segment.MinStep, c.Segment.MaxStep)
+		return inSetting("segment.min_step", fmt.Errorf("segment.min_step %d / max_step %d: want 0 ≤ min_step ≤ max_step", c.Segment.MinStep, c.Segment.MaxStep))
 	}
 	names := map[string]string{}
 	named := func(kind string, i int, name string) error {
 		if err := idforge.ValidateKeyName(name); err != nil {
-			return usageIn(err, "%s[%d]", kind, i)
+			return inSetting(fmt.Sprintf("%s[%d]", kind, i), inContext(err, "%s[%d]", kind, i))
 		}
 		if other, dup := names[name]; dup {
-			return usageErr("%s[%d]: name %q already names one of %s", kind, i, name, other)
+			return inSetting(fmt.Sprintf("%s[%d]", kind, i), fmt.Errorf("%s[%d]: name %q already names one of %s", kind, i, name, other))
 		}
 		names[name] = kind
 		return nil
@@ -449,7 +468,7 @@ func (c *Config) validate() error {
 			return err
 		}
 		if err := src.source().Validate(); err != nil {
-			return usageIn(err, "sources[%d]", i)
+			return inSetting(fmt.Sprintf("sources[%d]", i), inContext(err, "sources[%d]", i))
 		}
 	}
 	for i, ctr := range c.Counters {
@@ -457,31 +476,31 @@ func (c *Config) validate() error {
 			return err
 		}
 		if err := node.Counter(ctr).Validate(); err != nil {
-			return usageIn(err, "counters[%d]", i)
+			return inSetting(fmt.Sprintf("counters[%d]", i), inContext(err, "counters[%d]", i))
 		}
 	}
 	serials := map[string]bool{}
 	for i, sc := range c.Serials {
 		if err := sc.serial().Validate(); err != nil {
-			return usageIn(err, "serials[%d]", i)
+			return inSetting(fmt.Sprintf("serials[%d]", i), inContext(err, "serials[%d]", i))
 		}
 		if serials[sc.Name] {
-			return usageErr("serials[%d]: serial %q declared twice", i, sc.Name)
+			return inSetting(fmt.Sprintf("serials[%d]", i), fmt.Errorf("serials[%d]: serial %q declared twice", i, sc.Name))
 		}
 		serials[sc.Name] = true
 	}
 	for i, p := range c.Plugins {
 		if err := plugin.Check(plugin.Config(p)); err != nil {
-			return usageIn(err, "plugins[%d]", i)
+			return inSetting(fmt.Sprintf("plugins[%d]", i), inContext(err, "plugins[%d]", i))
 		}
 	}
 	quotas := map[string]bool{}
 	for i, q := range c.Quotas {
 		if err := q.Validate(); err != nil {
-			return usageIn(err, "quotas[%d]", i)
+			return inSetting(fmt.Sprintf("quotas[%d]", i), inContext(err, "quotas[%d]", i))
 		}
 		if quotas[q.Name] {
-			return usageErr("quotas[%d]: quota %q declared twice", i, q.Name)
+			return inSetting(fmt.Sprintf("quotas[%d]", i), fmt.Errorf("quotas[%d]: quota %q declared twice", i, q.Name))
 		}
 		quotas[q.Name] = true
 	}
@@ -489,21 +508,21 @@ func (c *Config) validate() error {
 	for i, k := range c.Keys {
 		key, err := k.key()
 		if err != nil {
-			return usageIn(err, "keys[%d]", i)
+			return inSetting(fmt.Sprintf("keys[%d]", i), inContext(err, "keys[%d]", i))
 		}
 		if seen[k.Name] {
-			return usageErr("keys[%d]: key %q declared twice", i, k.Name)
+			return inSetting(fmt.Sprintf("keys[%d]", i), fmt.Errorf("keys[%d]: key %q declared twice", i, k.Name))
 		}
 		if k.Format != "" {
 			f, err := obfuscate.ParseFormat(k.Format)
 			if err != nil {
-				return usageIn(err, "keys[%d] (%s)", i, k.Name)
+				return inSetting(fmt.Sprintf("keys[%d]", i), inContext(err, "keys[%d] (%s)", i, k.Name))
 			}
 			if (f.Bits() > 0) != (k.FormatKey != "") {
-				return usageErr("keys[%d] (%s): format_key goes with a feistel format, and only with one", i, k.Name)
+				return inSetting(fmt.Sprintf("keys[%d]", i), fmt.Errorf("keys[%d] (%s): format_key goes with a feistel format, and only with one", i, k.Name))
 			}
 			if err := issuer.CheckKey(key, &f); err != nil {
-				return usageErr("keys[%d]: %v", i, err)
+				return inSetting(fmt.Sprintf("keys[%d]", i), fmt.Errorf("keys[%d]: %v", i, err))
 			}
 		}
 		seen[k.Name] = true

@@ -14,6 +14,7 @@
 //	idforge tickets status|expand show or grow a set of ticket servers
 //	idforge verify URL…           check a running cluster's answers (package verify)
 //	idforge doctor                list what in the configuration and store will hurt later
+//	idforge config check FILE     check a config file as serve would, opening nothing
 //	idforge version               print the version
 package main
 
@@ -76,6 +77,7 @@ Usage:
                                          segment IDs increasing, worker IDs distinct, serials well formed
   idforge doctor [--node URL…] [flags]   check the configuration, the store and the nodes for
                                          what will hurt later (ok/warn/fail, each with the fix)
+  idforge config check FILE [flags]      check a config file as serve would, opening nothing
   idforge version                        print the version
 
 Run 'idforge COMMAND -h' for a command's flags. Every flag also reads an
@@ -90,6 +92,7 @@ var commands = map[string]command{
 	"serve": cmdServe, "next": cmdNext, "explain": cmdExplain, "keys": cmdKeys, "make": cmdMake,
 	"layouts": cmdLayouts, "serial": cmdSerial, "tickets": cmdTickets, "migrate": cmdMigrate,
 	"verify": cmdVerify, "doctor": cmdDoctor, "sources": cmdSources, "counters": cmdCounters, "quotas": cmdQuotas,
+	"config": cmdConfig,
 }
 
 // run executes one command line and returns the exit status: 0 success,

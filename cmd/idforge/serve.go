@@ -132,42 +132,15 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	if err != nil {
 		return err
 	}
-	// An address that cannot be listened on is configuration (exit 2),
-	// found before anything opens; one that is taken is found by
-	// listening (exit 1).
-	if err := checkListenAddr("http", cfg.HTTP); err != nil {
-		return err
-	}
-	if cfg.GRPC != "" {
-		if err := checkListenAddr("grpc", cfg.GRPC); err != nil {
-			return err
-		}
+	// Everything the configuration alone decides is checked before
+	// anything opens, as idforge config check does (exit 2); an address
+	// that is taken is found by listening (exit 1).
+	authn, tlsConfig, err := cfg.prepareServe()
+	if err != nil {
+		return cfg.inFile(err)
 	}
 	log := newLogger(stderr, cfg.LogLevel)
 	defer heapfloor.Floor(heapFloor, getenv)()
-
-	// Nothing is open by default on a non-loopback address.
-	authCfg := auth.FromEnv(cfg.Auth)
-	if err := auth.CheckExposure(cfg.HTTP, authCfg.Configured()); err != nil {
-		return usageError{err}
-	}
-	if cfg.GRPC != "" {
-		if err := auth.CheckExposure(cfg.GRPC, authCfg.Configured()); err != nil {
-			return usageError{err}
-		}
-	}
-	var authn *auth.Authenticator
-	if authCfg.Configured() {
-		if authn, err = auth.New(authCfg); err != nil {
-			return usageError{err}
-		}
-	}
-	var tlsConfig *tls.Config
-	if cfg.TLS.Cert != "" || cfg.TLS.Key != "" {
-		if tlsConfig, err = auth.ServerTLS(cfg.TLS.Cert, cfg.TLS.Key, cfg.TLS.ClientCA); err != nil {
-			return usageError{err}
-		}
-	}
 
 	// Listen first: the listener's port is part of this node's identity
 	// at a worker-ID coordinator.
