@@ -145,7 +145,7 @@ var errorRow = regexp.MustCompile("^\\| `([a-z_]+)` \\| (\\d{3}) \\| `([A-Z_]+)`
 // with the vocabulary's HTTP status, gRPC code and retryability, and no
 // code that is not in it.
 func TestREADMEErrorTables(t *testing.T) {
-	for file, yes := range map[string][2]string{"README.md": {"yes", "no"}, "README.zh-CN.md": {"是", "否"}} {
+	for file, yes := range map[string][2]string{"docs/http-api.md": {"yes", "no"}, "docs/zh-CN/http-api.md": {"是", "否"}} {
 		t.Run(file, func(t *testing.T) {
 			raw, err := os.ReadFile(file)
 			if err != nil {

@@ -128,7 +128,7 @@ func TestParseStrategy(t *testing.T) {
 // of invalid_count as idforge.MaxCount, written one way.
 func TestREADMECountLimit(t *testing.T) {
 	limit := fmt.Sprintf("%d,%03d", idforge.MaxCount/1000, idforge.MaxCount%1000)
-	for file, from := range map[string]string{"README.md": "1 to ", "README.zh-CN.md": "1 到 "} {
+	for file, from := range map[string]string{"docs/http-api.md": "1 to ", "docs/zh-CN/http-api.md": "1 到 "} {
 		raw, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

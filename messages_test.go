@@ -61,7 +61,9 @@ func TestDocsNameWhatTheyCite(t *testing.T) {
 			}
 		}
 	}
-	for _, doc := range []string{"README.md", "README.zh-CN.md", "DEVELOPERS.md"} {
+	docs, _ := filepath.Glob("docs/*.md")
+	translated, _ := filepath.Glob("docs/zh-CN/*.md")
+	for _, doc := range append(append([]string{"README.md", "README.zh-CN.md", "DEVELOPERS.md"}, docs...), translated...) {
 		check(doc)
 	}
 	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {

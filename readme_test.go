@@ -3,7 +3,9 @@ package idforge_test
 import (
 	"fmt"
 	"maps"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,8 +20,15 @@ import (
 // which stay byte for byte as they are. Only the prose differs, and prose
 // is not compared.
 
-// readmeTranslations pairs each README with its translation.
-var readmeTranslations = [][2]string{{"README.md", "README.zh-CN.md"}}
+// readmeTranslations pairs each README and guide with its translation.
+var readmeTranslations = func() [][2]string {
+	pairs := [][2]string{{"README.md", "README.zh-CN.md"}}
+	guides, _ := filepath.Glob("docs/*.md")
+	for _, g := range guides {
+		pairs = append(pairs, [2]string{g, filepath.Join("docs/zh-CN", filepath.Base(g))})
+	}
+	return pairs
+}()
 
 // mdSection is one heading of a Markdown file and what follows it up to the
 // next heading.
@@ -303,11 +312,12 @@ func TestREADMELinks(t *testing.T) {
 					}
 				}
 			}), "\n")
-			if !strings.Contains(head, "]("+link[1]+")") {
+			rel, _ := filepath.Rel(filepath.Dir(link[0]), link[1])
+			if !strings.Contains(head, "]("+rel+")") {
 				t.Errorf("%s: the first lines do not link to %s", link[0], link[1])
 			}
 			for _, m := range mdLocalLink.FindAllStringSubmatch(string(raw), -1) {
-				if _, err := os.Stat(m[1]); err != nil {
+				if _, err := os.Stat(filepath.Join(filepath.Dir(link[0]), m[1])); err != nil {
 					t.Errorf("%s links to %s, which does not exist", link[0], m[1])
 				}
 			}
@@ -344,5 +354,88 @@ func TestREADMEOutlineCatchesDrift(t *testing.T) {
 				t.Errorf("got:\n%s\nwant it to say: %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// executableFence matches the code blocks the docs test runs or checks
+// (cmd/idforge/docs_test.go): a translation holds them byte for byte.
+var executableFence = regexp.MustCompile("^```(toml|go|sh run)")
+
+// fencedBlocks returns the fenced blocks of a Markdown file that the docs
+// test executes, with their opening fence line.
+func fencedBlocks(text string) []string {
+	var out []string
+	cur, in := "", false
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case !in && strings.HasPrefix(line, "```"):
+			in, cur = true, line+"\n"
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+			if executableFence.MatchString(cur) {
+				out = append(out, cur)
+			}
+		case in:
+			cur += line + "\n"
+		}
+	}
+	return out
+}
+
+// TestDocsTranslationsHoldTheSameExamples: the examples the docs test
+// executes are the same, byte for byte and in the same order, in a
+// document and its translation, so that running the English ones checks
+// both.
+func TestDocsTranslationsHoldTheSameExamples(t *testing.T) {
+	for _, pair := range readmeTranslations {
+		orig, err1 := os.ReadFile(pair[0])
+		trans, err2 := os.ReadFile(pair[1])
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		a, b := fencedBlocks(string(orig)), fencedBlocks(string(trans))
+		if len(a) != len(b) {
+			t.Errorf("%s has %d executed examples, %s %d", pair[0], len(a), pair[1], len(b))
+			continue
+		}
+		for i := range a {
+			if a[i] != b[i] {
+				t.Errorf("%s: executed example %d differs from %s's:\n%s\nvs\n%s", pair[1], i+1, pair[0], b[i], a[i])
+			}
+		}
+	}
+}
+
+// TestHTTPGuideListsTheAPI: docs/http-api.md names every path of
+// api/openapi.json, and no path the document lacks.
+func TestHTTPGuideListsTheAPI(t *testing.T) {
+	raw, err := os.ReadFile("api/openapi.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Paths map[string]any `json:"paths"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	guide, err := os.ReadFile("docs/http-api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(guide)
+	for _, p := range slices.Sorted(maps.Keys(doc.Paths)) {
+		short := p
+		if i := strings.IndexAny(p, "{"); i > 0 && strings.HasPrefix(p, "/tinyid/") {
+			short = p[:i]
+		}
+		if !strings.Contains(text, p) && !strings.Contains(text, "/"+filepath.Base(short)) {
+			t.Errorf("docs/http-api.md does not mention %s, which api/openapi.json describes", p)
+		}
+	}
+	for _, m := range regexp.MustCompile("`(?:GET|POST|PATCH|DELETE) (/[^`?[ ]*)").FindAllStringSubmatch(text, -1) {
+		if _, ok := doc.Paths[m[1]]; !ok {
+			t.Errorf("docs/http-api.md names %s, which api/openapi.json does not describe", m[1])
+		}
 	}
 }

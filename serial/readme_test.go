@@ -15,7 +15,7 @@ var readmeTemplate = regexp.MustCompile("(?m)^\\| `[^`]*` \\| `([^`]*@\\{[^`]*)`
 // Every template the READMEs show as an example is accepted, with the
 // sources they say it uses: per-day and per-second counters, keys.
 func TestReadmeTemplatesAreUnique(t *testing.T) {
-	for _, file := range []string{"../README.md", "../README.zh-CN.md"} {
+	for _, file := range []string{"../docs/serial-numbers.md", "../docs/zh-CN/serial-numbers.md"} {
 		text, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)

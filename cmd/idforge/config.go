@@ -121,8 +121,11 @@ func (s SerialConfig) serial() idforge.Serial {
 
 // TLSConfig names the certificate files.
 type TLSConfig struct {
-	Cert     string `toml:"cert"`
-	Key      string `toml:"key"`
+	// Cert is the certificate file (PEM), with Key: serve HTTPS.
+	Cert string `toml:"cert"`
+	// Key is the certificate's private key file (PEM).
+	Key string `toml:"key"`
+	// ClientCA, when set, requires client certificates signed by it.
 	ClientCA string `toml:"client_ca"`
 }
 
@@ -132,7 +135,9 @@ type SnowflakeConfig struct {
 	// snowflake.ParseLayout). Default "twitter".
 	Layout string `toml:"layout"`
 	// Worker names the worker-ID provider: empty (a file in the data
-	// directory), a number, static://N or file://PATH.
+	// directory), a number, static://N, file://PATH, k8s://, or a
+	// coordinator that leases one (etcd, zk, redis, mysql, postgres,
+	// sqlite URLs: docs/engines.md).
 	Worker string `toml:"worker"`
 	// Datacenter is the datacenter ID, for layouts that have one.
 	Datacenter int64 `toml:"datacenter"`

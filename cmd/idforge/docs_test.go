@@ -92,7 +92,11 @@ func docFiles(t *testing.T) []string {
 // readBlocks returns the fenced code blocks of a Markdown file.
 func readBlocks(t *testing.T, file string) []docBlock {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(repoRoot, file))
+	path := file
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(repoRoot, file)
+	}
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +125,11 @@ var envToken = regexp.MustCompile(`env:([A-Z_][A-Z0-9_]*)`)
 // TestDocsConfigBlocks: every ```toml block of the documentation passes
 // idforge config check.
 func TestDocsConfigBlocks(t *testing.T) {
+	files := docFiles(t)
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := t.TempDir()
 	ca := testca.New(t, "docs")
 	cert, key := ca.Issue(t, 2, true)
@@ -129,8 +138,9 @@ func TestDocsConfigBlocks(t *testing.T) {
 	testca.WriteFile(t, dir, "ca.crt", ca.PEM)
 	t.Chdir(dir)
 	n := 0
-	for _, file := range docFiles(t) {
-		for _, b := range readBlocks(t, file) {
+	for _, file := range files {
+		for _, b := range readBlocks(t, filepath.Join(root, file)) {
+			b.file = file
 			if !b.is("toml") {
 				continue
 			}
@@ -247,7 +257,7 @@ type docRun struct {
 func newDocRun(t *testing.T) *docRun {
 	d := &docRun{t: t, dir: t.TempDir(), bin: e2e.Binary(t), ports: map[string]string{}}
 	// curl fails on an HTTP error status (but still shows the answer).
-	os.WriteFile(filepath.Join(d.dir, ".curlrc"), []byte("silent\nshow-error\nfail-with-body\n"), 0o600)
+	os.WriteFile(filepath.Join(d.dir, ".curlrc"), []byte("silent\nfail-with-body\n"), 0o600)
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "IDFORGE_") && !strings.HasPrefix(kv, "CURL_HOME=") && !strings.HasPrefix(kv, "PATH=") {
 			d.env = append(d.env, kv)
@@ -392,8 +402,8 @@ func (d *docRun) command(b docBlock, c shellCommand) {
 	}
 	sh.Dir, sh.Env = d.dir, d.env
 	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	var out bytes.Buffer
-	sh.Stdout, sh.Stderr = &out, &out
+	var out, errOut bytes.Buffer
+	sh.Stdout, sh.Stderr = &out, &errOut
 	if background {
 		if err := sh.Start(); err != nil {
 			t.Fatalf("%s: %s: %v", where, c.cmd, err)
@@ -404,18 +414,21 @@ func (d *docRun) command(b docBlock, c shellCommand) {
 			sh.Wait()
 		})
 		if m := httpArg.FindStringSubmatch(cmd); m != nil {
-			waitListening(t, where, m[1], &out)
+			waitListening(t, where, m[1], &errOut)
 		}
 		return
 	}
 	err := sh.Run()
 	got := strings.Join(strings.Fields(out.String()), " ")
 	wantAnswer := d.local(c.answer)
+	for i := 0; i < len(d.subst); i += 2 {
+		wantAnswer = strings.ReplaceAll(wantAnswer, d.subst[i], d.subst[i+1])
+	}
 	if err != nil && !strings.Contains(c.answer, `"error"`) {
-		t.Fatalf("%s: %s\n%v\n%s", where, c.cmd, err, out.String())
+		t.Fatalf("%s: %s\n%v\n%s%s", where, c.cmd, err, out.String(), errOut.String())
 	}
 	if c.answer != "" && !answerPattern(wantAnswer).MatchString(got) {
-		t.Fatalf("%s: %s\nanswered: %s\nthe document shows: %s", where, c.cmd, got, c.answer)
+		t.Fatalf("%s: %s\nanswered: %s\nthe document shows: %s\n%s", where, c.cmd, got, c.answer, errOut.String())
 	}
 }
 
@@ -424,7 +437,11 @@ func (d *docRun) command(b docBlock, c shellCommand) {
 // localhost:8080.
 func (d *docRun) startNode(where string) {
 	d.t.Logf("%s: starting the document's node on 127.0.0.1:%s", where, d.ports["8080"])
-	d.node = e2e.StartNode(d.t, "--data", filepath.Join(d.dir, "idforge-data"), "--http", "127.0.0.1:"+d.ports["8080"])
+	d.node = e2e.NewNode(d.t, "--data", filepath.Join(d.dir, "idforge-data"), "--http", "127.0.0.1:"+d.ports["8080"])
+	d.node.Dir = d.dir
+	if err := d.node.Start(); err != nil {
+		d.t.Fatal(err)
+	}
 }
 
 // waitListening waits until addr accepts connections.

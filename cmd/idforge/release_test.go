@@ -14,7 +14,7 @@ import (
 var releaseBuild = regexp.MustCompile(`CGO_ENABLED=0 go build -tags (\S+) -trimpath -ldflags "-s -w`)
 
 // TestReleaseBuild checks the release build (the Dockerfile's, and the
-// command README.md and README.zh-CN.md give under "Packaging"): both
+// command docs/operating.md and its translation give under "Packaging"): both
 // use the same tags, and with them the binary links none of the packages
 // that undo the linker's dead-code elimination of methods. text/template
 // (html/template, and golang.org/x/net/trace, which grpc-go imports
@@ -31,7 +31,7 @@ func TestReleaseBuild(t *testing.T) {
 		t.Fatalf("the Dockerfile has no line matching %s", releaseBuild)
 	}
 	tags := string(m[1])
-	for _, readme := range []string{"../../README.md", "../../README.zh-CN.md"} {
+	for _, readme := range []string{"../../docs/operating.md", "../../docs/zh-CN/operating.md"} {
 		text, err := os.ReadFile(readme)
 		if err != nil {
 			t.Fatal(err)

@@ -84,6 +84,8 @@ type Node struct {
 	Addr string
 	// Env is added to the process's environment (set before Start).
 	Env []string
+	// Dir is the process's working directory; empty means the test's.
+	Dir string
 
 	clockFile string
 	mu        sync.Mutex
@@ -131,6 +133,7 @@ func (n *Node) Start() error {
 	}
 	args = append(args, n.args...)
 	cmd := exec.Command(n.bin, args...)
+	cmd.Dir = n.Dir
 	cmd.Env = append(os.Environ(), "IDFORGE_CONFIG=", testclock.EnvFile+"="+n.clockFile)
 	cmd.Env = append(cmd.Env, n.Env...)
 	stderr, err := cmd.StderrPipe()
