@@ -1,9 +1,9 @@
 package idforge_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
