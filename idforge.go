@@ -44,7 +44,7 @@ const MaxCount = 10_000
 const DefaultRequestTimeout = 5 * time.Second
 
 // Strategy names the way a key issues IDs. Segment, snowflake and source
-// keys issue int64 IDs; uuidv7 and ulid keys issue strings.
+// keys issue int64 IDs; uuidv7, ulid and uuidv4 keys issue strings.
 type Strategy string
 
 // The strategies a key can use.
@@ -61,6 +61,10 @@ const (
 	// StrategyULID issues ULIDs: 128-bit, time-ordered, 26 characters of
 	// Crockford base32, strictly increasing per node.
 	StrategyULID Strategy = "ulid"
+	// StrategyUUIDv4 issues RFC 9562 version 4 UUIDs: 122 random bits,
+	// no time and no order. Unique with a probability, not a proof:
+	// among n IDs two are equal with a chance below n²/2^123.
+	StrategyUUIDv4 Strategy = "uuidv4"
 	// StrategySource marks a key served by a configured sequence source
 	// (Redis INCR, an SQL row, …). Such keys come from the configuration,
 	// never from CreateKey.
@@ -71,10 +75,17 @@ const (
 // ErrInvalidArgument.
 func ParseStrategy(s string) (Strategy, error) {
 	switch Strategy(s) {
-	case StrategySegment, StrategySnowflake, StrategyUUIDv7, StrategyULID:
+	case StrategySegment, StrategySnowflake, StrategyUUIDv7, StrategyULID, StrategyUUIDv4:
 		return Strategy(s), nil
 	}
-	return "", fmt.Errorf("%w: strategy %q (want segment, snowflake, uuidv7 or ulid)", ErrInvalidArgument, s)
+	return "", fmt.Errorf("%w: strategy %q (want segment, snowflake, uuidv7, ulid or uuidv4)", ErrInvalidArgument, s)
+}
+
+// IssuesStrings reports whether keys of s issue strings (uuidv7, ulid,
+// uuidv4) rather than int64 IDs: they take no format, and plugins that
+// transform integers do not see them.
+func (s Strategy) IssuesStrings() bool {
+	return s == StrategyUUIDv7 || s == StrategyULID || s == StrategyUUIDv4
 }
 
 // Key describes one key (a "biz tag" in Leaf's words).

@@ -26,7 +26,7 @@ type Client interface {
 	// client passes larger counts on and lets the server refuse them.
 	NextN(ctx context.Context, key string, n int) ([]int64, error)
 	// NextStrings returns n IDs of key as text (n ≥ 1): UUIDs or ULIDs
-	// for a uuidv7 or ulid key, which issues no integers; the key's
+	// for a uuidv7, ulid or uuidv4 key, which issues no integers; the key's
 	// configured text format (decimal when it has none) for a key of
 	// integer IDs. Counts are checked as NextN's, and fewer come back
 	// when NextN's would. WithRangeCache does not

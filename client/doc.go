@@ -11,7 +11,7 @@
 // Code written against Client works unchanged whichever mode the
 // deployment picks, and Client.Key turns a client into an
 // idforge.BatchGenerator for one key. Besides integer IDs (Next, NextN) a
-// client issues string IDs (NextStrings: uuidv7 and ulid keys, or a key's
+// client issues string IDs (NextStrings: uuidv7, ulid and uuidv4 keys, or a key's
 // text format) and serial numbers (NextSerial: templates the server
 // defines, with per-call parameters).
 //

@@ -86,7 +86,7 @@ type Issuer struct {
 type entry struct {
 	strategy idforge.Strategy
 	gen      idforge.BatchGenerator // keys of int64 IDs
-	str      timeid.Generator       // uuidv7 and ulid keys
+	str      timeid.Generator       // keys of strings: uuidv7, ulid, uuidv4
 	alloc    *segment.Allocator     // segment keys only
 	// retired, when set, is what the key answers: it was retired
 	// (RetireKey), and nothing else of the entry is set.
@@ -108,7 +108,7 @@ func checkCount[N int | int64](n N) error {
 }
 
 // resolveInts resolves a key that issues int64 IDs; a key of strings
-// (uuidv7, ulid) is an error wrapping idforge.ErrWrongStrategy.
+// (uuidv7, ulid, uuidv4) is an error wrapping idforge.ErrWrongStrategy.
 func (i *Issuer) resolveInts(ctx context.Context, key string) (*entry, error) {
 	e, err := i.resolve(ctx, key)
 	if err != nil {
@@ -219,7 +219,7 @@ func (i *Issuer) newEntry(k idforge.Key) (*entry, error) {
 			return nil, errNoSnowflake
 		}
 		e.gen = i.snow
-	case idforge.StrategyUUIDv7, idforge.StrategyULID:
+	case idforge.StrategyUUIDv7, idforge.StrategyULID, idforge.StrategyUUIDv4:
 		kind, err := timeid.ParseKind(string(k.Strategy))
 		if err != nil {
 			return nil, err
@@ -646,8 +646,8 @@ func (i *Issuer) limitOf(key string) (int64, string) {
 // at least as wide as the one before it (whose IDs spread over its whole
 // width), a snowflake key only through stages of all 63 bits (its IDs
 // grow with time through the whole int64 range), and no format at all
-// for uuidv7 and ulid keys, which issue strings (and which plugins that
-// permute integers do not see). Errors wrap idforge.ErrInvalidKey or
+// for uuidv7, ulid and uuidv4 keys, which issue strings (and which
+// plugins that permute integers do not see). Errors wrap idforge.ErrInvalidKey or
 // idforge.ErrInvalidArgument and say what fits. Every path that defines a
 // key (the HTTP and gRPC APIs, the CLI, the configuration file) comes
 // through it, and so does every key the configuration declares each time
@@ -657,8 +657,7 @@ func CheckKey(k idforge.Key, format *obfuscate.Format, plugins ...plugin.Width) 
 	if err := k.Validate(); err != nil {
 		return err
 	}
-	switch k.Strategy {
-	case idforge.StrategyUUIDv7, idforge.StrategyULID:
+	if k.Strategy.IssuesStrings() {
 		if format != nil {
 			return fmt.Errorf("%w: key %q: %s keys issue strings and take no format", idforge.ErrInvalidArgument, k.Name, k.Strategy)
 		}

@@ -39,8 +39,8 @@ func (i *Issuer) formatFor(key, spec string) (obfuscate.Format, error) {
 	return f, nil
 }
 
-// NextStrings issues n IDs of key as strings: uuidv7 and ulid keys as
-// they come, integer keys in the key's format (or spec, a request's
+// NextStrings issues n IDs of key as strings: uuidv7, ulid and uuidv4
+// keys as they come, integer keys in the key's format (or spec, a request's
 // ?format=; see obfuscate.ParseFormat), decimal by default.
 func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string) ([]string, error) {
 	if err := checkCount(n); err != nil {
@@ -95,7 +95,7 @@ func (i *Issuer) NextStrings(ctx context.Context, key string, n int, spec string
 	return out, nil
 }
 
-// manyStrings draws string IDs (uuidv7, ulid, serials), through the
+// manyStrings draws string IDs (uuidv7, ulid, uuidv4, serials), through the
 // plugins when there are any.
 func (i *Issuer) manyStrings(ctx context.Context, key string, strategy idforge.Strategy, n int, draw func() ([]string, error)) ([]string, error) {
 	if i.set.Plugins.Idle() {
@@ -136,14 +136,14 @@ func (i *Issuer) TakeStrings(ctx context.Context, key string, n int) ([]string, 
 // format (or spec). It checks the form, not that the ID was ever issued.
 // Like every call on a key, it answers an error wrapping
 // idforge.ErrUnknownKey for a key that does not exist, and one wrapping
-// idforge.ErrWrongStrategy for a uuidv7 or ulid key, whose IDs are
-// strings with nothing to decode.
+// idforge.ErrWrongStrategy for a key of strings (uuidv7, ulid, uuidv4),
+// whose IDs have nothing to decode.
 func (i *Issuer) Decode(ctx context.Context, key, s, spec string) (int64, error) {
 	strategy, err := i.strategyOf(ctx, key)
 	if err != nil {
 		return 0, err
 	}
-	if strategy == idforge.StrategyUUIDv7 || strategy == idforge.StrategyULID {
+	if strategy.IssuesStrings() {
 		return 0, fmt.Errorf("%w: key %q issues %s strings; only keys of integer IDs have a format to decode", idforge.ErrWrongStrategy, key, strategy)
 	}
 	f, err := i.formatFor(key, spec)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/segment"
@@ -117,6 +119,38 @@ func TestTimeOrderedStrategies(t *testing.T) {
 		if _, err := iss.NextStrings(ctx, string(s), 1, "base62"); !errors.Is(err, idforge.ErrWrongStrategy) {
 			t.Fatalf("%s: a format for a string key: %v", s, err)
 		}
+	}
+}
+
+// A uuidv4 key issues version 4 UUIDs through the same paths as the
+// time-ordered ones: no integers, no format, plugins that see strings.
+func TestUUIDv4Strategy(t *testing.T) {
+	ctx := context.Background()
+	iss := New(memstore.New(), nil, Settings{Logger: quiet})
+	defer iss.Close()
+	if err := iss.CreateKey(ctx, idforge.Key{Name: "req", Strategy: idforge.StrategyUUIDv4}); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := iss.NextStrings(ctx, "req", 100, "")
+	if err != nil || len(ids) != 100 {
+		t.Fatalf("NextStrings: %d IDs, %v", len(ids), err)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if u, err := uuid.Parse(id); err != nil || u.Version() != 4 || u.String() != id || seen[id] {
+			t.Fatalf("%q is not a new canonical version 4 UUID (%v)", id, err)
+		}
+		seen[id] = true
+	}
+	if _, err := iss.Next(ctx, "req"); !errors.Is(err, idforge.ErrWrongStrategy) {
+		t.Fatalf("an integer from a uuidv4 key: %v", err)
+	}
+	if _, err := iss.Decode(ctx, "req", "1", ""); !errors.Is(err, idforge.ErrWrongStrategy) {
+		t.Fatalf("Decode on a uuidv4 key: %v", err)
+	}
+	f, _ := obfuscate.ParseFormat("base62")
+	if err := CheckKey(idforge.Key{Name: "req", Strategy: idforge.StrategyUUIDv4}, &f); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Fatalf("a format on a uuidv4 key: %v", err)
 	}
 }
 

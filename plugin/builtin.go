@@ -34,7 +34,7 @@ func (h *History) After(ctx context.Context, c Call, ids []int64) ([]int64, erro
 	return ids, nil
 }
 
-// AfterStrings logs a call that issued strings (uuidv7, ulid, serials).
+// AfterStrings logs a call that issued strings (uuidv7, ulid, uuidv4, serials).
 func (h *History) AfterStrings(ctx context.Context, c Call, ids []string) ([]string, error) {
 	if len(ids) > 0 {
 		h.Log.Info("issued", "key", c.Key, "strategy", string(c.Strategy), "count", len(ids), "first", ids[0], "last", ids[len(ids)-1])
@@ -117,7 +117,7 @@ type Func struct {
 	BeforeFunc  func(ctx context.Context, c Call) error
 	AfterFunc   func(ctx context.Context, c Call, ids []int64) ([]int64, error)
 	// AfterStringsFunc sees calls that issue strings (uuidv7, ulid,
-	// serials).
+	// uuidv4, serials).
 	AfterStringsFunc func(ctx context.Context, c Call, ids []string) ([]string, error)
 	// AfterRangeFunc sees ranges handed out whole (Tinyid's segment
 	// API). A Func with AfterFunc but no AfterRangeFunc refuses them.

@@ -9,8 +9,8 @@
 // After runs after the IDs were drawn: an After that fails turns the call
 // into an error and the drawn IDs become a gap, never a duplicate.
 //
-// Integer IDs pass Run and each Afterer; string IDs (uuidv7 and ulid keys,
-// serial numbers) pass RunStrings and each StringAfterer. Before and
+// Integer IDs pass Run and each Afterer; string IDs (uuidv7, ulid and
+// uuidv4 keys, serial numbers) pass RunStrings and each StringAfterer. Before and
 // OnError are the same for both.
 package plugin
 
@@ -58,7 +58,7 @@ type Afterer interface {
 }
 
 // StringAfterer sees, and may replace, the IDs of a successful call that
-// issues strings: uuidv7 and ulid keys, and serial numbers (whose Call has
+// issues strings: uuidv7, ulid and uuidv4 keys, and serial numbers (whose Call has
 // the serial's name as Key and StrategySerial). A plugin that implements
 // only Afterer, such as Obfuscate, which permutes integers, is not run for
 // those calls; Before and OnError run for every call.
@@ -178,7 +178,7 @@ func applies(p Plugin, key string) bool {
 
 // For returns the names of the plugins that run for key, which issues
 // by strategy, in order. For keys that issue strings (uuidv7, ulid,
-// serials) a plugin whose only step is an integer After is left out.
+// uuidv4, serials) a plugin whose only step is an integer After is left out.
 func (ch *Chain) For(key string, strategy idforge.Strategy) []string {
 	if ch.Empty() {
 		return nil
@@ -193,7 +193,7 @@ func (ch *Chain) For(key string, strategy idforge.Strategy) []string {
 }
 
 func issuesStrings(s idforge.Strategy) bool {
-	return s == idforge.StrategyUUIDv7 || s == idforge.StrategyULID || s == StrategySerial
+	return s.IssuesStrings() || s == StrategySerial
 }
 
 // seesStrings reports whether p has a step that runs in RunStrings.

@@ -1,6 +1,7 @@
-// Package timeid issues 128-bit, time-ordered string IDs: RFC 9562
-// version 7 UUIDs and ULIDs. They need no coordination at all: no store,
-// no worker ID. Uniqueness across nodes rests on random bits (a UUIDv7 has
+// Package timeid issues 128-bit string IDs that need no coordination:
+// time-ordered RFC 9562 version 7 UUIDs and ULIDs, and random version 4
+// UUIDs (see UUIDv4; the rest of this page is about the time-ordered
+// two): no store, no worker ID. Uniqueness across nodes rests on random bits (a UUIDv7 has
 // a 41-bit random counter start per millisecond and 32 fresh random bits
 // in every ID; a ULID 80 random bits per millisecond), and order on a
 // 48-bit Unix millisecond timestamp in the most significant bits, so IDs
@@ -9,9 +10,10 @@
 //
 //	uuidv7  017f22e2-79b0-7cc3-98c4-dc0c0c07398f   36 characters
 //	ulid    01ARZ3NDEKTSV4RRFFQ69G5FAV             26 characters
+//	uuidv4  f47ac10b-58cc-4372-a567-0e02b2c3d479   36 characters, random
 //
-// NewUUIDv7 and NewULID build generators (or New by Kind). Next returns
-// one ID and NextN a batch under one lock. The IDs one generator returns
+// NewUUIDv7, NewULID and NewUUIDv4 build generators (or New by Kind).
+// Next returns one ID and NextN a batch under one lock. The IDs one generator returns
 // strictly increase, even many in one millisecond and even when the clock
 // goes backwards: each generator then keeps the timestamp of its last ID
 // and counts on until the clock catches up, rather than wait or refuse as

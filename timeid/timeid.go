@@ -11,16 +11,17 @@ import (
 	"github.com/idforge/idforge"
 )
 
-// Generator is what both generators provide: string IDs that strictly
-// increase in the order one generator returns them, and the time an ID
-// carries.
+// Generator is what every generator provides: string IDs (for UUIDv7 and
+// ULID, strictly increasing in the order one generator returns them) and
+// the time an ID carries.
 type Generator interface {
 	// Next returns one ID.
 	Next(ctx context.Context) (string, error)
-	// NextN returns n IDs (1 ≤ n ≤ MaxBatch), strictly increasing.
+	// NextN returns n IDs (1 ≤ n ≤ MaxBatch); strictly increasing but
+	// for UUIDv4.
 	NextN(ctx context.Context, n int) ([]string, error)
 	// Time returns the time (to the millisecond) an ID of this kind
-	// carries.
+	// carries; for a UUIDv4, which carries none, an error.
 	Time(id string) (time.Time, error)
 }
 
@@ -32,7 +33,7 @@ var (
 // Kind names one of the ID kinds of this package.
 type Kind string
 
-// The kinds of time-ordered ID.
+// The kinds of ID.
 const (
 	// KindUUIDv7 is an RFC 9562 version 7 UUID, written as 36 lower-case
 	// characters: 017f22e2-79b0-7cc3-98c4-dc0c0c07398f.
@@ -40,6 +41,9 @@ const (
 	// KindULID is a ULID, written as 26 Crockford base32 characters:
 	// 01ARZ3NDEKTSV4RRFFQ69G5FAV.
 	KindULID Kind = "ulid"
+	// KindUUIDv4 is an RFC 9562 version 4 UUID, random, written as 36
+	// lower-case characters: f47ac10b-58cc-4372-a567-0e02b2c3d479.
+	KindUUIDv4 Kind = "uuidv4"
 )
 
 // MaxBatch is the largest n NextN accepts.
@@ -65,10 +69,10 @@ func (s Settings) clock() idforge.Clock {
 // idforge.ErrInvalidArgument.
 func ParseKind(s string) (Kind, error) {
 	switch Kind(s) {
-	case KindUUIDv7, KindULID:
+	case KindUUIDv7, KindULID, KindUUIDv4:
 		return Kind(s), nil
 	}
-	return "", fmt.Errorf("%w: time-ordered ID kind %q (want %q or %q)", idforge.ErrInvalidArgument, s, KindUUIDv7, KindULID)
+	return "", fmt.Errorf("%w: string ID kind %q (want %q, %q or %q)", idforge.ErrInvalidArgument, s, KindUUIDv7, KindULID, KindUUIDv4)
 }
 
 // New returns a generator of the given kind; an unknown kind is an error
@@ -79,6 +83,8 @@ func New(kind Kind, s Settings) (Generator, error) {
 		return NewUUIDv7(s)
 	case KindULID:
 		return NewULID(s)
+	case KindUUIDv4:
+		return NewUUIDv4(s)
 	}
 	_, err := ParseKind(string(kind))
 	return nil, err

@@ -188,7 +188,7 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs := newFlagSet("keys create", stderr)
 	nf := newStoreFlags(fs)
 	var kc KeyConfig
-	fs.StringVar(&kc.Strategy, "strategy", "segment", "segment or snowflake")
+	fs.StringVar(&kc.Strategy, "strategy", "segment", "segment, snowflake, uuidv7, ulid or uuidv4")
 	fs.Int64Var(&kc.Step, "step", 0, "segment length claimed at once (segment keys; default 1000)")
 	fs.Int64Var(&kc.Start, "start", 0, "first ID issued (segment keys; default 1)")
 	fs.StringVar(&kc.Description, "description", "", "free text")

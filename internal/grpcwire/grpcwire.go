@@ -16,6 +16,7 @@ var strategies = map[idforgev1.Strategy]idforge.Strategy{
 	idforgev1.Strategy_STRATEGY_UUIDV7:    idforge.StrategyUUIDv7,
 	idforgev1.Strategy_STRATEGY_ULID:      idforge.StrategyULID,
 	idforgev1.Strategy_STRATEGY_SOURCE:    idforge.StrategySource,
+	idforgev1.Strategy_STRATEGY_UUIDV4:    idforge.StrategyUUIDv4,
 }
 
 // ToStrategy returns the enum value of s; STRATEGY_UNSPECIFIED for a

@@ -205,7 +205,7 @@ func (s *Server) NextSerial(ctx context.Context, req *idforgev1.NextSerialReques
 }
 
 // NextStrings returns count IDs of a key as text (0 means 1, at most
-// Options.MaxCount): UUIDs or ULIDs for uuidv7 and ulid keys, the
+// Options.MaxCount): UUIDs or ULIDs for uuidv7, ulid and uuidv4 keys, the
 // request's format or else the key's configured one for keys of integer
 // IDs.
 func (s *Server) NextStrings(ctx context.Context, req *idforgev1.NextStringsRequest) (*idforgev1.NextStringsResponse, error) {

@@ -34,7 +34,7 @@ type keyDef struct {
 }
 
 // keyStrategies are the strategies a key can be created with.
-var keyStrategies = []idforge.Strategy{idforge.StrategySegment, idforge.StrategySnowflake, idforge.StrategyUUIDv7, idforge.StrategyULID}
+var keyStrategies = []idforge.Strategy{idforge.StrategySegment, idforge.StrategySnowflake, idforge.StrategyUUIDv7, idforge.StrategyULID, idforge.StrategyUUIDv4}
 
 // keyFormats are format specs of every kind: text stages alone, and
 // permutations from the narrowest to the widest.
@@ -170,7 +170,7 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 				t.Fatalf("%+v: %q issued twice", d, s)
 			}
 			seen[s] = true
-			if d.strategy == idforge.StrategyUUIDv7 || d.strategy == idforge.StrategyULID {
+			if d.strategy.IssuesStrings() {
 				continue
 			}
 			raw, err := text.Decode(s)
@@ -186,7 +186,7 @@ func checkKeyDef(t *testing.T, d keyDef, batch int) keyOutcome {
 			prev = raw
 			issued++
 		}
-		if d.strategy == idforge.StrategyUUIDv7 || d.strategy == idforge.StrategyULID {
+		if d.strategy.IssuesStrings() {
 			issued += n
 		}
 	}
@@ -325,6 +325,7 @@ func FuzzKeys(f *testing.F) {
 		{idforge.StrategySnowflake, 1, 10, ""},
 		{idforge.StrategyUUIDv7, 0, 0, ""},
 		{idforge.StrategyULID, 0, 0, "hex"},
+		{idforge.StrategyUUIDv4, 0, 0, ""},
 	} {
 		sel := uint8(0)
 		for i, s := range keyStrategies {

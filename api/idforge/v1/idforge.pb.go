@@ -61,7 +61,7 @@ const (
 	// range (a few when it spans segments), whatever its size; other keys
 	// of integer IDs fold consecutive IDs together (a snowflake tick's
 	// IDs are consecutive; permuted IDs make ranges of one). Keys of
-	// string IDs (uuidv7, ulid) answer INVALID_ARGUMENT wrong_strategy in
+	// string IDs (uuidv7, ulid, uuidv4) answer INVALID_ARGUMENT wrong_strategy in
 	// either form.
 	StreamForm_STREAM_FORM_RANGES StreamForm = 1
 )
@@ -122,6 +122,10 @@ const (
 	Strategy_STRATEGY_ULID Strategy = 5
 	// A configured sequence source answering as a key; not creatable.
 	Strategy_STRATEGY_SOURCE Strategy = 6
+	// RFC 9562 version 4 UUIDs: 122 random bits, no time, no order
+	// (NextStrings). Unique with a probability: among n IDs two are equal
+	// with a chance below n^2/2^123.
+	Strategy_STRATEGY_UUIDV4 Strategy = 7
 )
 
 // Enum value maps for Strategy.
@@ -133,6 +137,7 @@ var (
 		4: "STRATEGY_UUIDV7",
 		5: "STRATEGY_ULID",
 		6: "STRATEGY_SOURCE",
+		7: "STRATEGY_UUIDV4",
 	}
 	Strategy_value = map[string]int32{
 		"STRATEGY_UNSPECIFIED": 0,
@@ -141,6 +146,7 @@ var (
 		"STRATEGY_UUIDV7":      4,
 		"STRATEGY_ULID":        5,
 		"STRATEGY_SOURCE":      6,
+		"STRATEGY_UUIDV4":      7,
 	}
 )
 
@@ -478,8 +484,8 @@ type NextStringsRequest struct {
 	// format is the text form of this call's IDs for a key of integer IDs,
 	// e.g. "base62" or "hex" (GET /v1/ids's ?format=); empty means the
 	// key's configured format, decimal when it has none. A format may not
-	// permute (permutations are configured per key), and uuidv7 and ulid
-	// keys take none.
+	// permute (permutations are configured per key), and uuidv7, ulid and
+	// uuidv4 keys take none.
 	Format        string `protobuf:"bytes,3,opt,name=format,proto3" json:"format,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2144,14 +2150,15 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\n" +
 	"StreamForm\x12\x13\n" +
 	"\x0fSTREAM_FORM_IDS\x10\x00\x12\x16\n" +
-	"\x12STREAM_FORM_RANGES\x10\x01*\x95\x01\n" +
+	"\x12STREAM_FORM_RANGES\x10\x01*\xaa\x01\n" +
 	"\bStrategy\x12\x18\n" +
 	"\x14STRATEGY_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10STRATEGY_SEGMENT\x10\x01\x12\x16\n" +
 	"\x12STRATEGY_SNOWFLAKE\x10\x02\x12\x13\n" +
 	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
 	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
-	"\x0fSTRATEGY_SOURCE\x10\x06\"\x04\b\x03\x10\x032\xfe\f\n" +
+	"\x0fSTRATEGY_SOURCE\x10\x06\x12\x13\n" +
+	"\x0fSTRATEGY_UUIDV4\x10\a\"\x04\b\x03\x10\x032\xfe\f\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +

@@ -96,7 +96,7 @@ type IDForgeClient interface {
 	// request's template parameters (GET /v1/serials/{name}).
 	NextSerial(ctx context.Context, in *NextSerialRequest, opts ...grpc.CallOption) (*NextSerialResponse, error)
 	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
-	// UUIDs or ULIDs for uuidv7 and ulid keys, the key's text format (or
+	// UUIDs or ULIDs for uuidv7, ulid and uuidv4 keys, the key's text format (or
 	// the request's) for keys of integer IDs.
 	NextStrings(ctx context.Context, in *NextStringsRequest, opts ...grpc.CallOption) (*NextStringsResponse, error)
 	// Stream sends IDs in messages of batch IDs until count IDs were sent,
@@ -446,7 +446,7 @@ type IDForgeServer interface {
 	// request's template parameters (GET /v1/serials/{name}).
 	NextSerial(context.Context, *NextSerialRequest) (*NextSerialResponse, error)
 	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
-	// UUIDs or ULIDs for uuidv7 and ulid keys, the key's text format (or
+	// UUIDs or ULIDs for uuidv7, ulid and uuidv4 keys, the key's text format (or
 	// the request's) for keys of integer IDs.
 	NextStrings(context.Context, *NextStringsRequest) (*NextStringsResponse, error)
 	// Stream sends IDs in messages of batch IDs until count IDs were sent,
