@@ -39,7 +39,7 @@ func (n *Node) checkFingerprints(ctx context.Context, s Settings, layout snowfla
 	if err != nil {
 		return err
 	}
-	if err := n.guard(ctx, ds, fingerprint.Layout(layout.String())); err != nil {
+	if err := n.guard(ctx, ds, fingerprint.Layout(layout.Canonical())); err != nil {
 		return err
 	}
 	for _, sc := range s.Sources {

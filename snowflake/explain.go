@@ -42,10 +42,13 @@ func (l Layout) Explain(id int64) (Parts, error) {
 		return Parts{}, err
 	}
 	if id < 0 {
+		if p.top == 64 {
+			return Parts{}, argErr("ID %d is negative: its sign bit, fixed field %q, is 1 and the layout says 0 (a Vesta ID of version 1, which idforge does not issue)", id, l.Fields[0].Name)
+		}
 		return Parts{}, argErr("ID %d is negative", id)
 	}
 	var parts Parts
-	shift := uint(63)
+	shift := p.top
 	for _, f := range l.Fields {
 		bits := uint(f.Bits)
 		shift -= bits

@@ -36,13 +36,13 @@ func TestExplainKnownIDs(t *testing.T) {
 			// Vesta max-peak, version 0 type 0 method 0: time<<30 | seq<<10 | machine.
 			name: "vesta-max-peak", layout: "vesta-max-peak", id: 100<<30 | 5<<10 | 1023,
 			want: Parts{Time: time.UnixMilli(1420041600000 + 100_000).UTC(), Ticks: 100, Sequence: 5, Worker: 1023,
-				Fixed: map[string]int64{"type": 0, "method": 0}},
+				Fixed: map[string]int64{"version": 0, "type": 0, "method": 0}},
 		},
 		{
 			// Vesta min-granularity: type bit 62 set, time<<20 | seq<<10 | machine.
 			name: "vesta-min-granularity", layout: "vesta-min-granularity", id: 1<<62 | 12345<<20 | 1<<10 | 2,
 			want: Parts{Time: time.UnixMilli(1420041600000 + 12345).UTC(), Ticks: 12345, Sequence: 1, Worker: 2,
-				Fixed: map[string]int64{"type": 1, "method": 0}},
+				Fixed: map[string]int64{"version": 0, "type": 1, "method": 0}},
 		},
 		{
 			name: "zero", layout: "js-safe", id: 0,

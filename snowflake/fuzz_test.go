@@ -17,6 +17,8 @@ func FuzzParseLayout(f *testing.F) {
 	}
 	for _, s := range []string{
 		"twitter,epoch=2020-01-01T00:00:00Z",
+		"vesta-max-peak,method=2", "vesta-min-granularity,method=1,epoch=2020-01-01T00:00:00Z",
+		"vesta-max-peak,version=1", "twitter,method=2", "sign:1=0,time:41,worker:10,sequence:12,unit=1ms,epoch=0",
 		"twitter,epoch=2020-01-01T00:00:00.123+05:30",
 		" time : 41 , worker:10,sequence:12,unit=1ms,epoch=0",
 		"time:40,worker:22,sequence:1,unit=1s,epoch=2024-01-01T00:00:00Z",
@@ -64,6 +66,7 @@ func FuzzExplainMake(f *testing.F) {
 		}
 	}
 	f.Add("time:62,sequence:1,unit=1s,epoch=2024-01-01T00:00:00Z", int64(1<<63-1))
+	f.Add("vesta-max-peak,method=2", int64(2<<60|300_000_000<<30|5<<10|7))
 	f.Add("a:1=1,time:40,b:2=2,sequence:10,worker:10,unit=10ms,epoch=0", int64(1<<62|5<<22|2<<20|77))
 	f.Fuzz(func(t *testing.T, spec string, id int64) {
 		l, err := ParseLayout(spec)

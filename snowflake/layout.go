@@ -89,7 +89,10 @@ func (f Field) String() string {
 }
 
 // Layout describes how a 63-bit ID is split into fields. IDs are int64
-// values whose sign bit is always 0, so the bits of all fields sum to 63.
+// values whose sign bit is always 0, so the bits of all fields sum to 63;
+// or to 64 when the first field is a 1-bit fixed field of value 0 that
+// names the sign bit, as Vesta's version bit does (a Vesta ID of version
+// 1 is a negative int64, which no generator here issues).
 //
 // A Layout is a plain value: copy it freely, but do not change its Fields
 // slice while a Generator or another goroutine uses it.
@@ -129,6 +132,7 @@ type plan struct {
 	timeBits, seqBits, dcBits, workerBits     uint
 	fixed                                     int64 // every fixed field's value, in place
 	hasFixed                                  bool
+	top                                       uint // 64 when the first field names the sign bit, else 63
 }
 
 func maxOf(bits uint) int64 { return int64(1)<<bits - 1 }
@@ -235,7 +239,15 @@ func (l Layout) plan() (plan, error) {
 	if seen[KindSequence] == 0 {
 		return p, layoutErr("no sequence field")
 	}
-	if sum != 63 {
+	p.top = 63
+	if first := l.Fields[0]; sum == 64 && first.Kind == KindFixed && first.Bits == 1 {
+		if first.Value != 0 {
+			return p, layoutErr("field 0 %q is the sign bit of a 64-bit ID: 1 would make every ID negative, and IDs are non-negative int64 values (Vesta's version 1, its extension mark, is not issued here)", first.String())
+		}
+		p.top = 64
+	} else if sum == 64 {
+		return p, layoutErr("bits sum to 64, want 63 (64 only with a first field name:1=0 for the sign bit)")
+	} else if sum != 63 {
 		return p, layoutErr("bits sum to %d, want 63", sum)
 	}
 	for _, k := range [...]FieldKind{KindSequence, KindDatacenter, KindWorker} {
@@ -244,7 +256,7 @@ func (l Layout) plan() (plan, error) {
 		}
 	}
 
-	shift := uint(63)
+	shift := p.top
 	for _, f := range l.Fields {
 		bits := uint(f.Bits)
 		shift -= bits
@@ -346,8 +358,10 @@ func (l Layout) Expires() time.Time {
 }
 
 // Equal reports whether l and m describe the same IDs: the same unit,
-// epoch (as an instant) and fields in the same order. Name is ignored.
+// epoch (as an instant) and fields in the same order, a field that only
+// names the sign bit left out. Name is ignored.
 func (l Layout) Equal(m Layout) bool {
+	l, m = l.bare(), m.bare()
 	if l.Unit != m.Unit || !l.Epoch.Equal(m.Epoch) || len(l.Fields) != len(m.Fields) {
 		return false
 	}
@@ -358,6 +372,25 @@ func (l Layout) Equal(m Layout) bool {
 	}
 	return true
 }
+
+// bare returns l without a first field that names the sign bit (see
+// Layout): the same IDs, written over 63 bits.
+func (l Layout) bare() Layout {
+	sum := 0
+	for _, f := range l.Fields {
+		sum += f.Bits
+	}
+	if f := l.Fields; sum == 64 && f[0].Kind == KindFixed && f[0].Bits == 1 && f[0].Value == 0 {
+		l.Fields = f[1:]
+	}
+	return l
+}
+
+// Canonical returns the spec of the IDs l describes: String, less a field
+// that only names the sign bit, so that layouts Equal to each other have
+// one Canonical form (Vesta's presets spelt with or without their version
+// bit). It is what the guard against layout changes records.
+func (l Layout) Canonical() string { return l.bare().String() }
 
 // String returns the layout in the spec form ParseLayout accepts, e.g.
 // "time:41,datacenter:5,worker:5,sequence:12,unit=1ms,epoch=1288834974657".

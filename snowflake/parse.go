@@ -1,6 +1,7 @@
 package snowflake
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -9,7 +10,9 @@ import (
 // ParseLayout parses a layout spec. A spec is either
 //
 //   - a preset name (see Presets), optionally followed by ",epoch=…" to
-//     move its epoch: "twitter" or "twitter,epoch=2020-01-01T00:00:00Z"; or
+//     move its epoch and by ",name=value" to set one of its fixed fields:
+//     "twitter", "twitter,epoch=2020-01-01T00:00:00Z" or
+//     "vesta-max-peak,method=2" (Vesta's REST generation method); or
 //   - a full spec of comma-separated tokens: "name:bits" for the time,
 //     datacenter, worker and sequence fields, "name:bits=value" for a
 //     fixed field, "unit=1ms|10ms|1s" and "epoch=<Unix milliseconds>|<RFC
@@ -71,11 +74,20 @@ func parsePreset(name string, rest []string) (Layout, error) {
 	seen := map[string]bool{}
 	for _, tok := range rest {
 		key, value, ok := splitKeyValue(tok)
-		if !ok || key != "epoch" {
-			return Layout{}, layoutErr("token %q: only epoch=… may follow a preset name", tok)
-		}
-		if err := l.setting(seen, tok, key, value); err != nil {
-			return Layout{}, err
+		i := slices.IndexFunc(l.Fields, func(f Field) bool { return f.Kind == KindFixed && f.Name == key })
+		switch {
+		case ok && key == "epoch":
+			if err := l.setting(seen, tok, key, value); err != nil {
+				return Layout{}, err
+			}
+		case ok && i >= 0 && !seen[key]:
+			v, err := strconv.ParseInt(value, 10, 64)
+			if err != nil {
+				return Layout{}, layoutErr("token %q: value %q is not a number", tok, value)
+			}
+			l.Fields[i].Value, seen[key] = v, true
+		default:
+			return Layout{}, layoutErr("token %q: only epoch=… and, once each, the preset's fixed fields (name=value) may follow a preset name", tok)
 		}
 	}
 	return l, nil

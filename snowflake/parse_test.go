@@ -118,8 +118,8 @@ func TestLayoutString(t *testing.T) {
 	}{
 		{"twitter", "time:41,datacenter:5,worker:5,sequence:12,unit=1ms,epoch=1288834974657"},
 		{"sonyflake", "time:39,sequence:8,worker:16,unit=10ms,epoch=2014-09-01T00:00:00Z"},
-		{"vesta-max-peak", "type:1=0,method:2=0,time:30,sequence:20,worker:10,unit=1s,epoch=2014-12-31T16:00:00Z"},
-		{"vesta-min-granularity", "type:1=1,method:2=0,time:40,sequence:10,worker:10,unit=1ms,epoch=2014-12-31T16:00:00Z"},
+		{"vesta-max-peak", "version:1=0,type:1=0,method:2=0,time:30,sequence:20,worker:10,unit=1s,epoch=2014-12-31T16:00:00Z"},
+		{"vesta-min-granularity", "version:1=0,type:1=1,method:2=0,time:40,sequence:10,worker:10,unit=1ms,epoch=2014-12-31T16:00:00Z"},
 		{"js-safe", "reserved:10=0,time:38,worker:7,sequence:8,unit=10ms,epoch=2024-01-01T00:00:00Z"},
 	}
 	for _, tc := range tests {

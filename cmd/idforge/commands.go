@@ -111,7 +111,12 @@ func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer, gete
 	fmt.Fprintf(tw, "sequence\t%d\n", p.Sequence)
 	for _, f := range layout.Fields {
 		if f.Kind == snowflake.KindFixed {
-			fmt.Fprintf(tw, "%s\t%d\n", f.Name, p.Fixed[f.Name])
+			v := p.Fixed[f.Name]
+			if m := layout.Meaning(f.Name, v); m != "" {
+				fmt.Fprintf(tw, "%s\t%d (%s)\n", f.Name, v, m)
+			} else {
+				fmt.Fprintf(tw, "%s\t%d\n", f.Name, v)
+			}
 		}
 	}
 	fmt.Fprintf(tw, "expires\t%s (the layout's time bits run out)\n", layout.Expires().Format(time.RFC3339))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +208,15 @@ func TestCommands(t *testing.T) {
 	code, out, _ = runCmd(t, e, "make", "--time", "1656432460105", "--datacenter", "11", "--worker", "26")
 	if code != 0 || out != "1541815603606036480\n" {
 		t.Fatalf("make with unix ms: %d %q", code, out)
+	}
+	// Vesta's generation method, set in the layout, made and explained.
+	code, out, _ = runCmd(t, e, "make", "--layout", "vesta-max-peak,method=2", "--time", "2015-05-22T06:41:04Z", "--worker", "1")
+	if code != 0 || out != "2318980523898175489\n" {
+		t.Fatalf("make vesta REST: %d %q", code, out)
+	}
+	code, out, _ = runCmd(t, e, "explain", "--layout", "vesta-max-peak,method=2", "2318980523898175489")
+	if code != 0 || !regexp.MustCompile(`method +2 \(REST\)`).MatchString(out) || !regexp.MustCompile(`version +0 \(default\)`).MatchString(out) {
+		t.Fatalf("explain vesta REST: %d %q", code, out)
 	}
 	code, out, _ = runCmd(t, e, "keys", "list")
 	if code != 0 || !strings.Contains(out, "order") || !strings.Contains(out, "504") || !strings.Contains(out, "msg") {

@@ -54,7 +54,7 @@ func newFixture(t testing.TB, o fixtureOpts) *fixture {
 	}
 	var gen *snowflake.Generator
 	if o.layout != "" {
-		l, err := snowflake.Preset(o.layout)
+		l, err := snowflake.ParseLayout(o.layout)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,6 +384,21 @@ func TestVestaMaxPeak(t *testing.T) {
 		status, body := f.get(t, tc.target)
 		wantError(t, tc.target, status, body, tc.status, tc.code, false)
 	}
+}
+
+// A node whose layout sets Vesta's REST generation method decodes IDs a
+// Vesta REST server made, and makes them, genMethod 2 included.
+func TestVestaRESTMethod(t *testing.T) {
+	f := newFixture(t, fixtureOpts{layout: "vesta-max-peak,method=2", worker: 1})
+	const restID = "2318980523898175489" // 2<<60 | 12235264<<30 | 1: the guide's ID, genMethod 2
+	if body := f.mustGet(t, "/expid?id="+restID); body != `{"genMethod":2,"machine":1,"seq":0,"time":12235264,"type":0,"version":0}`+"\n" {
+		t.Errorf("expid = %s", body)
+	}
+	if body := f.mustGet(t, "/makeid?time=12235264&seq=0&machine=1&genMethod=2&version=0"); body != restID {
+		t.Errorf("makeid = %s, want %s", body, restID)
+	}
+	status, body := f.get(t, "/expid?id=13137514684481537") // genMethod 0: another node's
+	wantError(t, "expid of an embedded ID", status, body, 400, "invalid_argument", false)
 }
 
 func TestVestaOtherLayouts(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 )
 
 // vestaID is Vesta's Id bean as its REST server writes it (properties in
-// alphabetical order). version is always 0: Vesta's top bit is the sign
-// bit of idforge's IDs.
+// alphabetical order). version is Vesta's top bit, the sign bit of
+// idforge's IDs: always 0 here.
 type vestaID struct {
 	GenMethod int64 `json:"genMethod"`
 	Machine   int64 `json:"machine"`
@@ -24,10 +24,11 @@ type vestaID struct {
 	Version   int64 `json:"version"`
 }
 
-// Names of the fixed fields Vesta's genMethod and type map to.
+// Names of the fixed fields Vesta's genMethod, type and version map to.
 const (
-	fixedMethod = "method"
-	fixedType   = "type"
+	fixedMethod  = "method"
+	fixedType    = "type"
+	fixedVersion = "version"
 )
 
 // javaDateLayout is java.util.Date.toString's "EEE MMM dd HH:mm:ss zzz yyyy".
@@ -172,6 +173,7 @@ func (h *handler) vestaExpID(w http.ResponseWriter, r *http.Request) {
 		Seq:       p.Sequence,
 		Time:      p.Ticks,
 		Type:      p.Fixed[fixedType],
+		Version:   p.Fixed[fixedVersion],
 	})
 }
 
@@ -226,10 +228,11 @@ func (h *handler) makeID(w http.ResponseWriter, r *http.Request) (int64, error) 
 		}
 	}
 
-	// genMethod (Vesta's REST server also documents it as genmethod) and
-	// type must be the layout's fixed values; version must be 0.
+	// genMethod (Vesta's REST server also documents it as genmethod),
+	// type and version must be the layout's fixed values (0 for a field
+	// the layout lacks).
 	for _, c := range []struct{ param, field string }{
-		{"genMethod", fixedMethod}, {"genmethod", fixedMethod}, {"type", fixedType}, {"version", ""},
+		{"genMethod", fixedMethod}, {"genmethod", fixedMethod}, {"type", fixedType}, {"version", fixedVersion},
 	} {
 		val, present, err := intParam(q, c.param)
 		if err != nil {
@@ -238,14 +241,9 @@ func (h *handler) makeID(w http.ResponseWriter, r *http.Request) (int64, error) 
 		if !present {
 			continue
 		}
-		want, has := int64(0), true
-		if c.field != "" {
-			want, has = v.fixed(c.field)
-		}
+		want, has := v.fixed(c.field)
 		switch {
 		case val == want:
-		case c.field == "":
-			return 0, fmt.Errorf("%w: version %d; Vesta's version bit is the sign bit of idforge's 63-bit IDs, always 0", idforge.ErrInvalidArgument, val)
 		case !has:
 			return 0, fmt.Errorf("%w: %s %d, but layout %s has no %q field (only 0 is accepted)", idforge.ErrInvalidArgument, c.param, val, v.l, c.field)
 		default:
