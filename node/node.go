@@ -72,11 +72,13 @@ type Settings struct {
 	// Layout is the snowflake layout, a preset name or a spec
 	// (snowflake.ParseLayout). Empty means "twitter".
 	Layout string
-	// Datacenter, MaxBackwardWait and MaxBorrow configure the snowflake
-	// generator as the fields of snowflake.Settings of those names do.
+	// Datacenter, MaxBackwardWait, MaxBorrow and Drift configure the
+	// snowflake generator as the fields of snowflake.Settings of those
+	// names do.
 	Datacenter      int64
 	MaxBackwardWait time.Duration
 	MaxBorrow       time.Duration
+	Drift           bool
 	// Segment tunes every segment key's allocator; zero values are the
 	// segment package's defaults. A nil Logger means Logger; the node's
 	// metrics see every claim (before OnClaim, when set).
@@ -286,6 +288,7 @@ func (n *Node) openSnowflake(ctx context.Context, s Settings, layout snowflake.L
 		Worker:          lease.ID(),
 		MaxBackwardWait: s.MaxBackwardWait,
 		MaxBorrow:       s.MaxBorrow,
+		Drift:           s.Drift,
 		NotBefore:       lease.LastTime(),
 		Guard:           lease,
 		Fence:           n.dir.TimeFence(),

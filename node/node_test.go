@@ -46,6 +46,7 @@ func TestOpenRefusesBadSettings(t *testing.T) {
 		}, idforge.ErrInvalidArgument, `environment variable NOT_SET is not set (key "k": format_key)`},
 		{"unknown plugin", func(s *Settings) { s.Plugins = []plugin.Config{{Kind: "quota"}} }, idforge.ErrInvalidArgument, `unknown plugin kind "quota"`},
 		{"rate twice", func(s *Settings) { s.Plugins = []plugin.Config{{Kind: "rate"}, {Kind: "rate"}} }, idforge.ErrInvalidArgument, "plugin rate"},
+		{"drift without a budget", func(s *Settings) { s.Drift = true }, idforge.ErrInvalidArgument, "Drift needs MaxBorrow"},
 		{"bad serial", func(s *Settings) { s.Serials = []idforge.Serial{{Name: "s", Template: "@{nosuch}"}} }, idforge.ErrInvalidArgument, `config serial "s"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

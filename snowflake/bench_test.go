@@ -143,3 +143,41 @@ func BenchmarkCap(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDriftBurst measures a burst of 1024 IDs (four ticks' worth)
+// on the js-safe layout, one Next at a time, from the start of an idle
+// tick: without Drift it waits for three more ticks (30 ms); with Drift
+// (MaxBorrow 50 ms) it runs ahead. Between bursts, with the timer
+// stopped, the clock catches up with the ticks issued, so each burst
+// finds the budget unspent, as bursts after a lull do. ids/s counts only
+// the bursts. Run both in interleaved rounds (go test's -count would run
+// all of one before the other):
+//
+//	go test -c -o /tmp/snowflake.test ./snowflake/ && for r in 1 2 3 4 5; do
+//		/tmp/snowflake.test -test.run '^$' -test.bench DriftBurst -test.benchmem -test.benchtime 40x; done
+func BenchmarkDriftBurst(b *testing.B) {
+	const size = 1024
+	for _, drift := range []bool{false, true} {
+		b.Run(fmt.Sprintf("drift=%v", drift), func(b *testing.B) {
+			s := Settings{Layout: mustPreset(b, "js-safe"), Fence: &memFence{}}
+			if drift {
+				s.MaxBorrow, s.Drift = 50*time.Millisecond, true
+			}
+			g := newGen(b, s)
+			ctx := context.Background()
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				// Idle until a tick after every tick issued starts.
+				time.Sleep(time.Until(g.LastIssued().Add(10 * time.Millisecond)))
+				b.StartTimer()
+				for range size {
+					if _, err := g.Next(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "ids/s")
+		})
+	}
+}

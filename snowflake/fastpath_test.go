@@ -24,12 +24,16 @@ import (
 // ErrClockMovedBackwards. A 4-bit sequence makes ticks run out and open
 // all the time.
 func TestConcurrentClockJumps(t *testing.T) {
-	for _, borrow := range []time.Duration{0, 40 * time.Millisecond} {
-		t.Run(fmt.Sprintf("MaxBorrow=%v", borrow), func(t *testing.T) {
+	for _, c := range []struct {
+		borrow time.Duration
+		drift  bool
+	}{{0, false}, {40 * time.Millisecond, false}, {40 * time.Millisecond, true}} {
+		borrow := c.borrow
+		t.Run(fmt.Sprintf("MaxBorrow=%v,Drift=%v", borrow, c.drift), func(t *testing.T) {
 			const goroutines, calls = 8, 3000
 			l := mustParse(t, "time:49,worker:10,sequence:4,unit=1ms,epoch=2024-01-01T00:00:00Z")
 			clk := fakeclock.New(start)
-			g := newGen(t, Settings{Layout: l, Worker: 1, Clock: clk, MaxBorrow: borrow})
+			g := newGen(t, Settings{Layout: l, Worker: 1, Clock: clk, MaxBorrow: borrow, Drift: c.drift})
 
 			var stop atomic.Bool
 			var movers sync.WaitGroup

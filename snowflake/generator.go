@@ -63,7 +63,8 @@ type Settings struct {
 	// FenceAhead is how far past the newest issued tick the fence is
 	// recorded, so that Store runs about once per FenceAhead/2 and in the
 	// background. After a crash, a restart waits up to FenceAhead (plus
-	// MaxBackwardWait) for the clock to pass the record. 0 means
+	// MaxBackwardWait, MaxBorrow and one Unit) for the clock to pass the
+	// record. 0 means
 	// DefaultFenceAhead (2 s); it must not be negative.
 	FenceAhead time.Duration
 	// MaxBorrow, when positive, lets the generator keep issuing through a
@@ -75,7 +76,20 @@ type Settings struct {
 	// MaxBorrow/Unit ticks of sequence space can be spent that way before
 	// the generator refuses like it does when MaxBorrow is 0 (the
 	// default): with ErrClockMovedBackwards until the clock catches up.
+	// With Drift, bursts spend the same budget.
 	MaxBorrow time.Duration
+	// Drift, with MaxBorrow, spends the same budget on bursts, as Yitter's
+	// IdGenerator "drifts": when a tick's sequence is used up, the
+	// generator goes on issuing in the next ticks ahead of the clock
+	// instead of waiting, as long as they start at most MaxBorrow ahead of
+	// it; past that it waits until the clock leaves room for one more
+	// tick. The time fence covers every tick issued ahead before an ID of
+	// it is returned, so a restart never issues in them again. It suits
+	// layouts with few sequence bits (js-safe, sonyflake: 256 per tick),
+	// whose bursts would otherwise wait a tick every 256 IDs; the IDs'
+	// time runs up to MaxBorrow ahead of the wall clock meanwhile. Off by
+	// default; New refuses Drift without a MaxBorrow.
+	Drift bool
 	// NotBefore makes the generator skip every tick that starts at or
 	// before it: an earlier holder of this worker ID issued until then
 	// (the coordinator recorded it). New waits or refuses as for a Fence.
@@ -200,6 +214,10 @@ type Generator struct {
 
 	backWaits    int64 // times the clock was behind and Next waited for it
 	backRefusals int64 // times the clock was behind and Next refused
+	// seenMs is the latest clock reading the slow path saw (ms since
+	// the epoch): a reading before it means the clock moved back, one
+	// not before it that the generator is ahead by Drift alone.
+	seenMs int64
 
 	reservedMs int64 // tick ends up to this (ms since epoch) are covered by the stored fence
 	refreshing bool  // a background fence write is running
@@ -215,6 +233,7 @@ type Generator struct {
 	worker     int64         // changed under mu by Rebind
 	datacenter int64
 	maxBorrow  time.Duration
+	drift      bool
 	fence      Fence
 	aheadMs    int64
 	wg         sync.WaitGroup // background fence writes
@@ -267,13 +286,15 @@ var _ idforge.BatchGenerator = (*Generator)(nil)
 //     layout (the message gives the allowed range);
 //   - idforge.ErrLayoutExpired when the clock is at or after the layout's
 //     Expires;
-//   - idforge.ErrInvalidArgument when FenceAhead is negative;
+//   - idforge.ErrInvalidArgument when FenceAhead is negative, or Drift is
+//     set without MaxBorrow;
 //   - idforge.ErrClockMovedBackwards when the Fence holds a time more than
-//     FenceAhead + MaxBackwardWait ahead of the clock;
+//     FenceAhead + MaxBackwardWait + MaxBorrow + one Unit ahead of the
+//     clock;
 //   - the Fence's own error when Load fails.
 //
-// When the Fence holds a time at most FenceAhead + MaxBackwardWait ahead
-// of the clock (as after a crash), New sleeps until the clock passes it.
+// When the Fence holds a time at most that far ahead of the clock (as
+// after a crash), New sleeps until the clock passes it.
 // New logs one Info line, and a warning when the layout expires within a
 // year.
 func New(s Settings) (*Generator, error) {
@@ -303,6 +324,7 @@ func New(s Settings) (*Generator, error) {
 		worker:     s.Worker,
 		datacenter: s.Datacenter,
 		maxBorrow:  s.MaxBorrow,
+		drift:      s.Drift,
 		fence:      s.Fence,
 		quiet:      p.endTick - 1,
 	}
@@ -318,6 +340,9 @@ func New(s Settings) (*Generator, error) {
 		return nil, fmt.Errorf("%w: FenceAhead %v is negative", idforge.ErrInvalidArgument, ahead)
 	case ahead == 0:
 		ahead = DefaultFenceAhead
+	}
+	if s.Drift && s.MaxBorrow <= 0 {
+		return nil, fmt.Errorf("%w: Drift needs MaxBorrow, the budget it may run ahead of the clock within", idforge.ErrInvalidArgument)
 	}
 	g.aheadMs = int64((ahead + time.Millisecond - 1) / time.Millisecond)
 
@@ -400,7 +425,9 @@ func (g *Generator) skipUntil(t time.Time, ahead time.Duration, what string) err
 	if tick >= 0 {
 		g.skipLocked(tick)
 	}
-	allowed := ahead + max(g.maxBack, 0)
+	// A running generator records ahead past the end of its newest tick,
+	// which may start MaxBorrow ahead of the clock.
+	allowed := ahead + max(g.maxBack, 0) + max(g.maxBorrow, 0) + time.Duration(g.p.unitMs)*time.Millisecond
 	now := g.clock.Now()
 	for tries := 0; !now.After(t); tries++ {
 		gap := t.Sub(now)
@@ -728,11 +755,20 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 		tick := floorDiv(ms, g.p.unitMs)
 		last, seq := g.last, g.takenLocked(g.seq.Load())-1 // seq: the newest number taken
 		ref := max(last, 0)
+		// drifting: the clock has not moved back, so a tick ahead of it
+		// was reached by Drift (a burst), not by borrowing through a step.
+		drifting := g.drift && ms >= g.seenMs
+		g.seenMs = max(g.seenMs, ms)
 		var wait time.Duration
-		if tick < ref && last >= 0 {
-			if borrowed, ok := g.borrowTick(now, last, seq); ok {
+		if last >= 0 && (tick < ref || drifting && tick == last && seq >= g.maxSeq) {
+			if borrowed, ok := g.borrowTick(now, last, seq, drifting); ok {
 				// Borrowing ahead: issue at logical time instead.
 				tick = borrowed
+			} else if drifting && tick < ref && g.p.tickStart(last).Sub(now) <= g.maxBorrow {
+				// A burst used the budget up: wait until the clock leaves
+				// room for the next tick, as for a used-up tick.
+				wait = g.p.tickStart(last+1).Sub(now) - g.maxBorrow
+				tick = last
 			}
 		}
 		switch {
@@ -740,6 +776,9 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 			g.mu.Unlock()
 			return n, fmt.Errorf("%w: the clock reads %s, at or after the layout's end %s", idforge.ErrLayoutExpired,
 				now.UTC().Format(time.RFC3339Nano), g.layout.Expires().Format(time.RFC3339))
+
+		case wait > 0:
+			// Drift waits for room (above).
 
 		case tick < ref:
 			// The clock is behind the newest issued tick (or the epoch),
@@ -817,10 +856,10 @@ func (g *Generator) putRun(dst []int64, id int64) int {
 
 // borrowTick returns the tick to issue in when the clock is behind the
 // newest issued tick (last, whose newest sequence number is seq) by more
-// than MaxBackwardWait: the newest tick while it has sequence numbers
-// left, then the next, as long as that is at most MaxBorrow ahead of now.
-// Called with mu held.
-func (g *Generator) borrowTick(now time.Time, last, seq int64) (int64, bool) {
+// than MaxBackwardWait, or, drifting, when last is used up: the newest
+// tick while it has sequence numbers left, then the next, as long as that
+// is at most MaxBorrow ahead of now. Called with mu held.
+func (g *Generator) borrowTick(now time.Time, last, seq int64, drifting bool) (int64, bool) {
 	if g.maxBorrow <= 0 {
 		return 0, false
 	}
@@ -831,7 +870,7 @@ func (g *Generator) borrowTick(now time.Time, last, seq int64) (int64, bool) {
 	if g.p.tickStart(tick).Sub(now) > g.maxBorrow || tick >= g.p.endTick {
 		return 0, false
 	}
-	if g.p.tickStart(last).Sub(now) > g.maxBack {
+	if !drifting && g.p.tickStart(last).Sub(now) > g.maxBack {
 		g.logRateLimited(now, slog.LevelWarn, "snowflake: clock moved backwards; borrowing ahead",
 			"ahead", g.p.tickStart(tick).Sub(now), "max_borrow", g.maxBorrow)
 	}

@@ -148,6 +148,10 @@ type SnowflakeConfig struct {
 	// backward steps by running its time ahead of the clock, up to this
 	// much (see snowflake.Settings.MaxBorrow); 0 means refuse.
 	MaxBorrow duration `toml:"max_borrow"`
+	// Drift spends max_borrow on bursts too: a used-up tick goes on in
+	// the next ticks ahead of the clock instead of waiting (see
+	// snowflake.Settings.Drift). Off by default; needs max_borrow.
+	Drift bool `toml:"drift"`
 }
 
 // SegmentConfig tunes every segment key's allocator; zero values mean the

@@ -27,6 +27,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		Datacenter:      cfg.Snowflake.Datacenter,
 		MaxBackwardWait: time.Duration(cfg.Snowflake.MaxBackwardWait),
 		MaxBorrow:       time.Duration(cfg.Snowflake.MaxBorrow),
+		Drift:           cfg.Snowflake.Drift,
 		Segment: segment.Settings{
 			PrefetchAt:     cfg.Segment.PrefetchAt,
 			TargetDuration: time.Duration(cfg.Segment.TargetDuration),
