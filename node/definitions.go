@@ -20,6 +20,7 @@ import (
 	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/compose"
 )
 
@@ -45,6 +46,8 @@ const CheckTimeout = 3 * time.Second
 type sourceJSON struct {
 	URL           string   `json:"url,omitempty"`
 	Balance       []string `json:"balance,omitempty"`
+	DatePacked    string   `json:"date_packed,omitempty"`
+	Bits          int      `json:"bits,omitempty"`
 	RescueAfter   string   `json:"rescue_after,omitempty"`
 	SlowThreshold string   `json:"slow_threshold,omitempty"`
 	SlowCount     int      `json:"slow_count,omitempty"`
@@ -61,7 +64,7 @@ func (s Source) MarshalJSON() ([]byte, error) {
 		}
 		return v.String()
 	}
-	return json.Marshal(sourceJSON{URL: s.URL, Balance: s.Balance, RescueAfter: d(s.RescueAfter),
+	return json.Marshal(sourceJSON{URL: s.URL, Balance: s.Balance, DatePacked: s.DatePacked, Bits: s.Bits, RescueAfter: d(s.RescueAfter),
 		SlowThreshold: d(s.SlowThreshold), SlowCount: s.SlowCount, SlowWindow: d(s.SlowWindow), Expand: s.Expand})
 }
 
@@ -72,7 +75,7 @@ func (s *Source) UnmarshalJSON(b []byte) error {
 	if err := strictjson.Decode(b, &j, "definition"); err != nil {
 		return err
 	}
-	out := Source{Name: s.Name, URL: j.URL, Balance: j.Balance, SlowCount: j.SlowCount, Expand: j.Expand}
+	out := Source{Name: s.Name, URL: j.URL, Balance: j.Balance, DatePacked: j.DatePacked, Bits: j.Bits, SlowCount: j.SlowCount, Expand: j.Expand}
 	for _, f := range []struct {
 		name string
 		text string
@@ -111,10 +114,12 @@ func (c *Counter) UnmarshalJSON(b []byte) error {
 }
 
 // Validate checks a source's settings without opening anything: a name,
-// either a URL or a balanced set of 2^n URLs (at least two, at most
-// compose.MaxSources), an expansion of 0 to compose.MaxMemoryBits bits
-// and no negative tuning. Errors wrap idforge.ErrInvalidArgument (or
-// ErrInvalidKey for the name).
+// one of a URL, a balanced set of 2^n URLs (at least two, at most
+// compose.MaxSources) or a date-packed counter (its URL naming a period
+// and a zone, and bits that fit them; no expansion, which would change
+// the numbers explain reads), an expansion of 0 to compose.MaxMemoryBits
+// bits and no negative tuning. Errors wrap idforge.ErrInvalidArgument
+// (or ErrInvalidKey for the name).
 func (s Source) Validate() error {
 	if err := idforge.ValidateKeyName(s.Name); err != nil {
 		return err
@@ -123,9 +128,20 @@ func (s Source) Validate() error {
 		return fmt.Errorf("%w: source %q: %s", idforge.ErrInvalidArgument, s.Name, fmt.Sprintf(format, args...))
 	}
 	n := len(s.Balance)
+	if s.DatePacked != "" {
+		if s.URL != "" || n > 0 || s.Expand != 0 || s.RescueAfter != 0 || s.SlowThreshold != 0 || s.SlowWindow != 0 || s.SlowCount != 0 {
+			return bad("date_packed takes no url, balance, expand or balance tuning")
+		}
+		if _, err := sequence.ParsePacking(s.DatePacked, s.Bits); err != nil {
+			return fmt.Errorf("source %q: %w", s.Name, err)
+		}
+		return nil
+	}
 	switch {
+	case s.Bits != 0:
+		return bad("bits are a date_packed source's")
 	case (s.URL == "") == (n == 0):
-		return bad("give either url or balance")
+		return bad("give either url or balance (or date_packed)")
 	case n == 1:
 		return bad("balance has 1 member; a balanced source needs at least 2 (or give url)")
 	case n > compose.MaxSources || n&(n-1) != 0:
@@ -388,7 +404,7 @@ func (c *catalog) open(ctx context.Context, d idforge.Definition, observe bool) 
 		if !observe {
 			m = nil
 		}
-		o.gen, o.closers, err = openSource(ctx, v, c.log, m)
+		o.gen, o.closers, err = openSource(ctx, v, c.countersDir, c.log, m)
 	case Counter:
 		var sc io.Closer
 		o.ctr, sc, err = openCounter(ctx, v, c.countersDir)

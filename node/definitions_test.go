@@ -133,6 +133,8 @@ func TestDefinitionsAcrossNodes(t *testing.T) {
 				"balanced-src": fmt.Sprintf(`{"balance":[%q,%q],"expand":2}`, redisKeyURL(t, "b0"), redisKeyURL(t, "b1")),
 				"sqlrow-src":   fmt.Sprintf(`{"url":%q}`, "sqlrow+"+testsvc.MySQL(t)+"?name=orders"),
 				"pg-src":       fmt.Sprintf(`{"url":%q}`, "sqlrow+"+strings.Replace(testsvc.Postgres(t), "?", "?name=orders&", 1)),
+				// Date-packed numbers over one Redis counter both nodes share.
+				"packed-src": fmt.Sprintf(`{"date_packed":%q,"bits":14}`, testsvc.Redis(t)+"&period=second&tz=Asia/Shanghai"),
 			}
 			for name, spec := range sources {
 				a.must(t, 201, "POST", "/v1/sources", `{"name":"`+name+`","description":"d",`+spec[1:])
@@ -233,6 +235,8 @@ func TestDefinitionsRefused(t *testing.T) {
 		says       string
 	}{
 		{"/v1/sources", `{"name":"s","url":"nosuch://x"}`, 400, "unknown scheme"},
+		{"/v1/sources", `{"name":"s","date_packed":"redis://127.0.0.1:6379/0?period=second","bits":14}`, 400, "tz="},
+		{"/v1/sources", `{"name":"s","date_packed":"redis://127.0.0.1:6379/0?period=second&tz=UTC&cap=20000","bits":14}`, 400, "cap 20000"},
 		{"/v1/sources", `{"name":"s","url":"redis://127.0.0.1:1/0?key=x"}`, 400, "connection refused"},
 		{"/v1/sources", `{"name":"s","url":"memcache://127.0.0.1:1?key=x"}`, 400, "127.0.0.1:1"},
 		{"/v1/sources", `{"name":"s","url":"sqlrow+mysql://root@127.0.0.1:1/db?name=x"}`, 400, "127.0.0.1:1"},

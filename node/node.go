@@ -128,11 +128,20 @@ type Key struct {
 
 // Source declares a sequence source: one URL (sequence.Open), or 2^n
 // URLs balanced as v << n | index (compose.OpenBalanced), optionally
-// expanded in memory by Expand bits (compose.NewExpanded).
+// expanded in memory by Expand bits (compose.NewExpanded); or date-packed
+// numbers (the Redis order-number scheme, sequence.OpenDatePacked) of
+// the counter DatePacked names, with Bits count bits.
 type Source struct {
 	Name    string
 	URL     string
 	Balance []string
+	// DatePacked is a counter URL (as a [[counters]] url; its tz= is
+	// required, name= defaults to the source's name and dir= to the
+	// node's counters directory, cap= to 2^Bits − 1) whose counts the
+	// source packs with their period: (yyMMddHHmmss << Bits) | count for
+	// a counter per second.
+	DatePacked string
+	Bits       int
 	// RescueAfter, SlowThreshold, SlowCount and SlowWindow tune Balance
 	// (compose.BalancedOptions); zero values are compose's defaults, those
 	// of JD's logistics serial-number platform (5m, 200ms, 3, 60s).

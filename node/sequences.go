@@ -20,7 +20,7 @@ import (
 func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforge.Generator, map[string]idforge.PeriodCounter, error) {
 	sources := map[string]idforge.Generator{}
 	for _, sc := range s.Sources {
-		src, closers, err := openSource(ctx, sc, n.log, n.metrics)
+		src, closers, err := openSource(ctx, sc, n.dir.File("counters"), n.log, n.metrics)
 		if err != nil {
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
@@ -42,32 +42,49 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 // openCounter opens one counter: its URL, naming the counter and putting
 // its mark file in dir (<DataDir>/counters) unless the URL says otherwise.
 func openCounter(ctx context.Context, c Counter, dir string) (idforge.PeriodCounter, io.Closer, error) {
-	u, err := url.Parse(c.URL)
+	raw, err := counterURL(c.URL, c.Name, dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, c.Name, err)
+		return nil, nil, err
 	}
-	q := u.Query()
-	if !q.Has("name") {
-		q.Set("name", c.Name)
-	}
-	if !q.Has("dir") {
-		q.Set("dir", dir)
-	}
-	u.RawQuery = q.Encode()
-	counter, err := sequence.OpenCounter(ctx, u.String())
+	counter, err := sequence.OpenCounter(ctx, raw)
 	if err != nil {
 		return nil, nil, err
 	}
 	return counter, counter, nil
 }
 
-// openSource opens one source: a URL, or a balanced set, then the memory
-// expansion when asked for. It returns what to close, first to last. It
-// registers its metrics with m (once per name) unless m is nil (a check).
-func openSource(ctx context.Context, sc Source, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
+// counterURL is raw, the URL of the counter name, with name= and dir=
+// (the mark file's directory) set unless it sets them.
+func counterURL(raw, name, dir string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, name, err)
+	}
+	q := u.Query()
+	if !q.Has("name") {
+		q.Set("name", name)
+	}
+	if !q.Has("dir") {
+		q.Set("dir", dir)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// openSource opens one source: a URL, a balanced set or a date-packed
+// counter (its mark file in dir unless its URL says otherwise), then the
+// memory expansion when asked for. It returns what to close, first to
+// last. It registers its metrics with m (once per name) unless m is nil
+// (a check).
+func openSource(ctx context.Context, sc Source, dir string, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
-	if len(sc.Balance) > 0 {
+	if sc.DatePacked != "" {
+		var raw string
+		if raw, err = counterURL(sc.DatePacked, sc.Name, dir); err == nil {
+			src, err = sequence.OpenDatePacked(ctx, raw, sc.Bits)
+		}
+	} else if len(sc.Balance) > 0 {
 		var bal *compose.Balanced
 		bal, err = compose.OpenBalanced(ctx, sc.Balance, compose.BalancedOptions{
 			RescueAfter:   sc.RescueAfter,

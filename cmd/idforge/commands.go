@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -69,13 +71,17 @@ func loadLayout(nf *nodeFlags, getenv func(string) string) (snowflake.Layout, er
 	return layout, exitErr(err)
 }
 
-func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("explain", stderr)
 	nf := newLayoutFlags(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
+	source := fs.String("source", "", "decode a number of this date-packed source (the config file's, or the store's) instead of a snowflake ID")
 	pos, err := parseArgs(fs, args, 1, "one ID")
 	if err != nil {
 		return err
+	}
+	if *source != "" {
+		return explainPacked(ctx, nf, getenv, stdout, stderr, *source, pos[0], *asJSON)
 	}
 	layout, err := loadLayout(nf, getenv)
 	if err != nil {
@@ -120,6 +126,63 @@ func cmdExplain(_ context.Context, args []string, stdout, stderr io.Writer, gete
 		}
 	}
 	fmt.Fprintf(tw, "expires\t%s (the layout's time bits run out)\n", layout.Expires().Format(time.RFC3339))
+	return tw.Flush()
+}
+
+// explainPacked decodes id, a number of the date-packed source name, into
+// the period it was counted in and its count.
+func explainPacked(ctx context.Context, nf *nodeFlags, getenv func(string) string, stdout, stderr io.Writer, name, arg string, asJSON bool) error {
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	var src node.Source
+	found := false
+	for _, sc := range cfg.Sources {
+		if sc.Name == name {
+			src, found = sc.source(), true
+		}
+	}
+	if !found {
+		err := withOpen(func() (*catalog, error) { return openCatalog(ctx, cfg, stderr) }, func(c *catalog) error {
+			d, err := c.issuer.Defined(ctx, issuer.KindSource, name)
+			if err != nil {
+				return err
+			}
+			src.Name = name
+			return src.UnmarshalJSON([]byte(d.Spec))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if src.DatePacked == "" {
+		return usageErr("source %q is not date-packed; explain decodes date-packed numbers and snowflake IDs", name)
+	}
+	k, err := sequence.ParsePacking(src.DatePacked, src.Bits)
+	if err != nil {
+		return exitErr(err)
+	}
+	id, err := strconv.ParseInt(arg, 10, 64)
+	if err != nil {
+		return usageErr("number %q is not a 64-bit decimal number", arg)
+	}
+	start, n, err := k.Unpack(id)
+	if err != nil {
+		return exitErr(err)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"id": arg, "source": name, "time": start.Format(time.RFC3339), "period": k.Period.String(),
+			"zone": k.Location.String(), "count": n, "bits": k.Bits})
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "id\t%d\n", id)
+	fmt.Fprintf(tw, "source\t%s (date-packed)\n", name)
+	fmt.Fprintf(tw, "time\t%s (the %s counted in, %s)\n", start.Format(time.RFC3339), k.Period, k.Location)
+	fmt.Fprintf(tw, "count\t%d\n", n)
+	fmt.Fprintf(tw, "bits\t%d (at most %d a %s)\n", k.Bits, k.Cap(), k.Period)
 	return tw.Flush()
 }
 

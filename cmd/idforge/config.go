@@ -94,6 +94,8 @@ type SourceConfig struct {
 	Name          string   `toml:"name"`
 	URL           string   `toml:"url"`
 	Balance       []string `toml:"balance"`
+	DatePacked    string   `toml:"date_packed"`
+	Bits          int      `toml:"bits"`
 	RescueAfter   duration `toml:"rescue_after"`
 	SlowThreshold duration `toml:"slow_threshold"`
 	SlowCount     int      `toml:"slow_count"`

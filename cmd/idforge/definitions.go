@@ -85,6 +85,8 @@ func cmdDefine(ctx context.Context, kind string, fs *flag.FlagSet, nf *nodeFlags
 	fs.StringVar(&description, "description", "", "free text")
 	if kind == issuer.KindSource {
 		fs.Var(&balance, "balance", "a member of a balanced source (give it 2^n times, at least twice) instead of --url")
+		fs.StringVar(&src.DatePacked, "date-packed", "", "a counter URL (with tz=) whose counts are packed with their period, (yyMMddHHmmss << bits) | count, instead of --url")
+		fs.IntVar(&src.Bits, "bits", 0, "date-packed: the count's bits (cap 2^bits-1 a period)")
 		fs.IntVar(&src.Expand, "expand", 0, "hand out v << N | 0…2^N−1 for every value v (0 to 32)")
 		fs.DurationVar(&src.RescueAfter, "rescue-after", 0, "balance: how long an ejected member waits (default 5m)")
 		fs.DurationVar(&src.SlowThreshold, "slow-threshold", 0, "balance: a slower call counts against a member (default 200ms)")

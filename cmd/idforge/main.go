@@ -3,7 +3,7 @@
 //
 //	idforge serve                 run the server (SQLite in ./idforge-data)
 //	idforge next KEY [-n N]       issue IDs without a server
-//	idforge explain ID            decode a snowflake ID
+//	idforge explain ID            decode a snowflake ID (--source S: a date-packed number)
 //	idforge make --time T …       forge a snowflake ID from its fields
 //	idforge keys create|list      manage keys
 //	idforge keys update|retire    change or retire a key
@@ -51,7 +51,7 @@ const usage = `idforge: a distributed ID and serial-number issuer.
 Usage:
   idforge serve [flags]                  run the HTTP server
   idforge next KEY [-n N] [flags]        issue N IDs for KEY (no server needed)
-  idforge explain ID [--layout L]        decode a snowflake ID
+  idforge explain ID [--layout L]        decode a snowflake ID (--source S: a date-packed number)
   idforge make --time T [--worker N] [--datacenter N] [--sequence N] [--layout L]
                                          forge a snowflake ID from its fields
   idforge keys create KEY [flags]        create a key

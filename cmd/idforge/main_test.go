@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -419,5 +421,59 @@ file = "history.jsonl"
 	delete := env(map[string]string{"IDFORGE_DATA": filepath.Join(dir, "data"), "IDFORGE_CONFIG": file})
 	if code, _, stderr := runCmd(t, delete, "next", "order"); code != 2 || !strings.Contains(stderr, "SECRET_KEY") {
 		t.Fatalf("missing key: %d %q", code, stderr)
+	}
+}
+
+// A date-packed source (the Redis order-number scheme) from the config
+// file: its numbers are (yyMMddHHmmss << 14) | count of a per-second
+// counter in SQLite, and explain --source reads them back; a source
+// whose bits or zone could not be read back is refused.
+func TestDatePackedSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.toml")
+	os.WriteFile(file, []byte(`
+[[sources]]
+name = "orders"
+date_packed = "sqlite:`+filepath.Join(dir, "counters.db")+`?period=second&tz=Asia/Shanghai"
+bits = 14
+`), 0o600)
+	e := env(map[string]string{"IDFORGE_DATA": filepath.Join(dir, "data"), "IDFORGE_CONFIG": file})
+	before := time.Now().Truncate(time.Second)
+	code, out, stderr := runCmd(t, e, "next", "orders", "-n", "3")
+	ids := strings.Fields(out)
+	if code != 0 || len(ids) != 3 {
+		t.Fatalf("next: %d %q %q", code, out, stderr)
+	}
+	shanghai, _ := time.LoadLocation("Asia/Shanghai")
+	for i, s := range ids {
+		id, _ := strconv.ParseInt(s, 10, 64)
+		stamp, n := id>>14, id&(1<<14-1)
+		at, err := time.ParseInLocation("060102150405", fmt.Sprintf("%012d", stamp), shanghai)
+		if err != nil || at.Before(before) || at.After(time.Now()) || n < 1 || n > 3 {
+			t.Fatalf("number %d = %s: stamp %d (%v), count %d", i, s, stamp, err, n)
+		}
+		code, out, _ = runCmd(t, e, "explain", "--source", "orders", "--json", s)
+		var got struct {
+			Time  time.Time `json:"time"`
+			Count int64     `json:"count"`
+			Zone  string    `json:"zone"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil || !got.Time.Equal(at) || got.Count != n || got.Zone != "Asia/Shanghai" {
+			t.Fatalf("explain %s: %d %q", s, code, out)
+		}
+	}
+	if code, _, stderr := runCmd(t, e, "explain", "--source", "orders", "1"); code == 0 || !strings.Contains(stderr, "count is 0") && !strings.Contains(stderr, "not a date-packed") {
+		t.Fatalf("explain of 1: %d %q", code, stderr)
+	}
+	for spec, says := range map[string]string{
+		`date_packed = "sqlite:x.db?period=second"` + "\nbits = 14":        "tz=",
+		`date_packed = "sqlite:x.db?period=second&tz=UTC"` + "\nbits = 24": "bits 24 out of range 1..23",
+		`url = "redis://h/0?key=k"` + "\nbits = 14":                        "bits are a date_packed source's",
+	} {
+		bad := filepath.Join(dir, "bad.toml")
+		os.WriteFile(bad, []byte("[[sources]]\nname = \"x\"\n"+spec+"\n"), 0o600)
+		if code, _, stderr := runCmd(t, env(map[string]string{"IDFORGE_DATA": dir, "IDFORGE_CONFIG": bad}), "next", "x"); code != 2 || !strings.Contains(stderr, says) {
+			t.Errorf("%s: %d %q, want exit 2 saying %q", spec, code, stderr, says)
+		}
 	}
 }

@@ -74,7 +74,7 @@ func (cfg Config) sequences() ([]node.Source, []node.Counter) {
 
 // source is the configured source as node takes it.
 func (sc SourceConfig) source() node.Source {
-	return node.Source{Name: sc.Name, URL: sc.URL, Balance: sc.Balance,
+	return node.Source{Name: sc.Name, URL: sc.URL, Balance: sc.Balance, DatePacked: sc.DatePacked, Bits: sc.Bits,
 		RescueAfter: time.Duration(sc.RescueAfter), SlowThreshold: time.Duration(sc.SlowThreshold),
 		SlowCount: sc.SlowCount, SlowWindow: time.Duration(sc.SlowWindow), Expand: sc.Expand}
 }

@@ -1715,6 +1715,7 @@ type DefineRequest struct {
 	// its name and description:
 	// {"url":"redis://127.0.0.1:6379/0?key=qj"},
 	// {"balance":["redis://r1/0?key=b","redis://r2/0?key=b"],"expand":3},
+	// {"date_packed":"redis://127.0.0.1:6379/0?period=second&tz=Asia/Shanghai","bits":14},
 	// {"keys":["order-*"],"limit":1000,"per":"minute"}.
 	Spec          string `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
 	Description   string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
