@@ -384,8 +384,8 @@ func TestErrors(t *testing.T) {
 			wantErr(t, err, idforge.ErrLayoutExpired, fmt.Sprintf("%s at %v", k, at))
 		}
 	}
-	if _, err := New("uuidv4", Settings{}); !errors.Is(err, idforge.ErrInvalidArgument) {
-		t.Errorf("New(uuidv4): %v, want ErrInvalidArgument", err)
+	if _, err := New("uuidv1", Settings{}); !errors.Is(err, idforge.ErrInvalidArgument) {
+		t.Errorf("New(uuidv1): %v, want ErrInvalidArgument", err)
 	}
 	if k, err := ParseKind("ulid"); err != nil || k != KindULID {
 		t.Errorf("ParseKind(ulid) = %q, %v", k, err)
