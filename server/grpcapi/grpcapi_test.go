@@ -469,7 +469,7 @@ func TestErrorCodes(t *testing.T) {
 			return err
 		}, codes.InvalidArgument, "invalid_argument"},
 		{"CreateKey unknown strategy", func() error {
-			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Strategy: 7})
+			_, err := c.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "k", Strategy: 99})
 			return err
 		}, codes.InvalidArgument, "invalid_argument"},
 		{"CreateKey bad name", func() error {
