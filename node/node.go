@@ -218,7 +218,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := n.checkFingerprints(ctx, s, layout); err != nil {
+	if err := n.checkFingerprints(ctx, s); err != nil {
 		return nil, err
 	}
 	if err := n.openSnowflake(ctx, s, layout); err != nil {

@@ -36,9 +36,47 @@ type Scheme = registry.Scheme
 const all = "github.com/idforge/idforge/sequence/all"
 
 var (
-	sources  = registry.New[Opener]("sequence source", all)
-	counters = registry.New[CounterOpener]("counter store", all)
+	sources   = registry.New[Opener]("sequence source", all)
+	counters  = registry.New[CounterOpener]("counter store", all)
+	repairers = registry.New[Repairer]("sequence repair", all)
 )
+
+// Repair says how RepairFailover puts a database of sources or counters
+// back into service after it failed over (idforge keys repair
+// --sequence).
+type Repair struct {
+	// Floor is at or above every value the database's sources handed out.
+	Floor int64
+	// CounterFloor is at or above every count its per-period counters
+	// made (rows of earlier periods move to it; a zero Stamp keeps each
+	// row's period).
+	CounterFloor Mark
+	// NoAccept raises the values only: the fences keep refusing the
+	// server the database reaches now.
+	NoAccept bool
+}
+
+// Repairer raises the sources and counters in the database(s) u names
+// as r says and, unless r.NoAccept, makes their fail-over fences accept
+// the server they reach now. It returns what it did, in a sentence for
+// an operator.
+type Repairer func(ctx context.Context, u *url.URL, r Repair) (string, error)
+
+// RegisterRepairer makes RepairFailover know s.Name, a scheme of a
+// source or counter kept in a database that fails over. It panics like
+// Register.
+func RegisterRepairer(s Scheme, repair Repairer) { repairers.Register(s, repair) }
+
+// RepairFailover repairs the database(s) rawURL names by its scheme (see
+// Repairer). Its error wraps idforge.ErrInvalidArgument for a scheme
+// with nothing to repair.
+func RepairFailover(ctx context.Context, rawURL string, r Repair) (string, error) {
+	return registry.Open(repairers, rawURL, func(u *url.URL, repair Repairer) (string, error) { return repair(ctx, u, r) })
+}
+
+// RepairSchemes returns the schemes RepairFailover knows with their URL
+// forms, sorted by name, for help texts.
+func RepairSchemes() []Scheme { return repairers.Schemes() }
 
 // Register makes a source available to Open under s.Name, e.g. "redis"
 // or "sqlrow+mysql". It is meant for a backend package's init function

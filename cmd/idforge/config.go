@@ -15,6 +15,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/auth"
+	"github.com/idforge/idforge/internal/registry"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/node"
@@ -299,47 +300,24 @@ func newNodeFlags(fs *flag.FlagSet, withHTTP bool) *nodeFlags {
 // storeHelp is the --store flag's help: every scheme store.Open knows,
 // read from its registry so that a new backend shows without an edit.
 func storeHelp() string {
-	forms := make([]string, 0, len(store.Names()))
-	for _, scheme := range store.Names() {
-		forms = append(forms, scheme+"://…")
-	}
-	return "store URL: " + strings.Join(forms, ", ") +
+	return "store URL: " + schemeList(store.Schemes()) +
 		` (README "Store URLs"; default sqlite in the data directory); env IDFORGE_STORE`
 }
 
-// builtinWorkers describes the worker-ID sources package worker has
-// built in, in the order the help lists them; every other scheme it
-// knows is a coordinator a package registered.
-var builtinWorkers = []struct{ scheme, help string }{
-	{"static", "N or static://N (a fixed ID)"},
-	{"file", "file://PATH (an ID kept in a file)"},
-	{"k8s", "k8s:// (the pod's StatefulSet ordinal)"},
+// workerHelp is the --worker flag's help: every worker-ID source read
+// from worker's registry.
+func workerHelp() string {
+	return "snowflake worker ID: a number, or " + schemeList(worker.Schemes()) +
+		` (README "Worker IDs"; default: the file worker-id in the data directory); env IDFORGE_WORKER`
 }
 
-// workerHelp is the --worker flag's help: the built-in sources, then every
-// coordinator read from worker's registry, so that a new one shows
-// without an edit.
-func workerHelp() string {
-	known := map[string]bool{}
-	for _, scheme := range worker.Names() {
-		known[scheme] = true
+// schemeList lists registered URL schemes as "a://…, b://…".
+func schemeList(schemes []registry.Scheme) string {
+	forms := make([]string, len(schemes))
+	for i, s := range schemes {
+		forms[i] = s.Name + "://…"
 	}
-	var builtin []string
-	for _, b := range builtinWorkers {
-		if known[b.scheme] {
-			builtin = append(builtin, b.help)
-			delete(known, b.scheme)
-		}
-	}
-	var coordinators []string
-	for _, scheme := range worker.Names() {
-		if known[scheme] {
-			coordinators = append(coordinators, scheme+"://…")
-		}
-	}
-	return "snowflake worker ID: " + strings.Join(builtin, ", ") +
-		", or a coordinator that leases one: " + strings.Join(coordinators, ", ") +
-		` (README "Worker IDs"; default: the file worker-id in the data directory); env IDFORGE_WORKER`
+	return strings.Join(forms, ", ")
 }
 
 // newStoreFlags registers the flags of the commands that only read or

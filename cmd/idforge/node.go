@@ -17,6 +17,15 @@ import (
 // openNode opens the node cfg describes. owner identifies it to a
 // worker-ID coordinator ("host:port").
 func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, getenv func(string) string) (*node.Node, error) {
+	s, err := cfg.settings(log, owner, getenv)
+	if err != nil {
+		return nil, err
+	}
+	return node.Open(ctx, s)
+}
+
+// settings are the node.Settings cfg describes.
+func (cfg Config) settings(log *slog.Logger, owner string, getenv func(string) string) (node.Settings, error) {
 	s := node.Settings{
 		DataDir:         cfg.Data,
 		Store:           cfg.Store,
@@ -44,7 +53,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 	for _, kc := range cfg.Keys {
 		k, err := kc.key()
 		if err != nil {
-			return nil, err
+			return s, err
 		}
 		s.Keys = append(s.Keys, node.Key{Key: k, Format: kc.Format, FormatKey: kc.FormatKey})
 	}
@@ -56,7 +65,7 @@ func openNode(ctx context.Context, cfg Config, log *slog.Logger, owner string, g
 		s.Plugins = append(s.Plugins, plugin.Config(pc))
 	}
 	s.Quotas = cfg.Quotas
-	return node.Open(ctx, s)
+	return s, nil
 }
 
 // sequences are the configured sources and counters as node takes them.

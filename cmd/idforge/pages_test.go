@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	"github.com/idforge/idforge/internal/httpwire"
 )
 
 // TestRemoteReadersFollowKeyPages: keys repair --from-nodes and doctor
@@ -30,8 +32,8 @@ func TestRemoteReadersFollowKeyPages(t *testing.T) {
 	if floors["a"] != 10 || floors["b"] != 20 {
 		t.Fatalf("keys repair read %v; want a 10 and b 20 from two pages", floors)
 	}
-	n := askNode(context.Background(), srv.URL, "")
-	if n.err != nil || len(n.Keys) != 2 || n.Keys[1].Key != "b" {
-		t.Fatalf("doctor read %d keys (%v); want both pages", len(n.Keys), n.err)
+	keys, _, err := httpwire.AllKeys(context.Background(), srv.URL, "")
+	if err != nil || len(keys.Keys) != 2 || keys.Keys[1].Key != "b" {
+		t.Fatalf("doctor read %d keys (%v); want both pages", len(keys.Keys), err)
 	}
 }

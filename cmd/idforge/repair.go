@@ -13,11 +13,9 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/autoinc"
-	"github.com/idforge/idforge/sequence/sqlrow"
-	"github.com/idforge/idforge/sequence/tickets"
 	sqlworker "github.com/idforge/idforge/worker/sql"
 )
 
@@ -45,9 +43,8 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs.DurationVar(&waitFor, "wait", sqlworker.DefaultStaleAfter,
 		"wait this long before accepting the new server, so that every node holding a worker-ID lease in this database has seen the fail-over and stopped: the SQL worker URL's stale_after")
 	fs.BoolVar(&force, "force", false, "repair even when the store does not report a fail-over")
-	fs.Var(&sequences, "sequence", "a database of sequence sources or per-period counters, as their URL (repeatable): sqlrow+mysql://…?table=…, mysql://… or postgres://… "+
-		"(row sources, counters), autoinc+mysql://…?tables=4 (auto-increment tables), tickets+mysql://…?also=… (ticket servers): "+
-		"raised above --floor (counters to --counter-floor), and its fence accepts the new server")
+	fs.Var(&sequences, "sequence", "a database of sequence sources or per-period counters, as their URL (repeatable): "+
+		schemeList(sequence.RepairSchemes())+": raised above --floor (counters to --counter-floor), and its fence accepts the new server")
 	fs.StringVar(&counter, "counter-floor", "", "with --sequence: STAMP/N, a period stamp and a count at or above every count the per-period counters made "+
 		"(rows of earlier periods move to it; a STAMP of 0 keeps each row's period)")
 	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
@@ -111,7 +108,7 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		// their fences accepted after: nothing is handed out from a row
 		// not yet raised.
 		for _, u := range sequences {
-			if _, err := repairSequence(ctx, u, floor, counterFloor, true); err != nil {
+			if _, err := sequence.RepairFailover(ctx, u, sequence.Repair{Floor: floor, CounterFloor: counterFloor, NoAccept: true}); err != nil {
 				return exitErr(inContext(err, "repair %s", dsn.RedactedString(u)))
 			}
 		}
@@ -124,7 +121,7 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}
 		fmt.Fprintf(stdout, "claims are made on %q from now on; every key is at max_id %d or above\n", done.Server, floor)
 		for _, u := range sequences {
-			said, err := repairSequence(ctx, u, floor, counterFloor, false)
+			said, err := sequence.RepairFailover(ctx, u, sequence.Repair{Floor: floor, CounterFloor: counterFloor})
 			if err != nil {
 				return exitErr(inContext(err, "repair %s", dsn.RedactedString(u)))
 			}
@@ -132,42 +129,6 @@ func cmdKeysRepair(ctx context.Context, args []string, stdout, stderr io.Writer,
 		}
 		return nil
 	})
-}
-
-// repairSequence raises the sequence database(s) a --sequence URL names
-// above floor (per-period counters to counterFloor), by the URL's scheme:
-// autoinc+… auto-increment tables, tickets+… ticket servers, otherwise
-// sqlrow rows and counters; unless noAccept, their fences accept the
-// server they reach. It returns what it did, to print.
-func repairSequence(ctx context.Context, rawURL string, floor int64, counterFloor sequence.Mark, noAccept bool) (string, error) {
-	scheme, _, _ := strings.Cut(strings.ToLower(rawURL), "://")
-	switch {
-	case strings.HasPrefix(scheme, "autoinc+"):
-		states, err := autoinc.RepairFailoverURL(ctx, rawURL, autoinc.Repair{Floor: floor, NoAccept: noAccept})
-		if err != nil {
-			return "", err
-		}
-		var on []string
-		for _, st := range states {
-			on = append(on, strconv.Quote(st.Current))
-		}
-		return fmt.Sprintf("auto-increment tables issue values above %d; values are handed out on %s from now on", floor, strings.Join(on, ", ")), nil
-	case strings.HasPrefix(scheme, "tickets+"):
-		done, err := tickets.RepairFailover(ctx, []string{rawURL}, tickets.Repair{Floor: floor, NoAccept: noAccept})
-		if err != nil {
-			return "", err
-		}
-		var said []string
-		for _, d := range done {
-			said = append(said, fmt.Sprintf("ticket server %s issues tickets above %d on %q", d.Server, d.Base, d.Before.Current))
-		}
-		return strings.Join(said, "; ") + " from now on", nil
-	}
-	before, err := sqlrow.RepairFailoverURL(ctx, rawURL, sqlrow.Repair{Floor: floor, CounterFloor: counterFloor, NoAccept: noAccept})
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("sequence rows at %d or above, counters at %s or above; values are handed out on %q from now on", floor, counterFloor, before.Current), nil
 }
 
 // commaListFlag is a comma-separated, repeatable flag.
@@ -189,44 +150,15 @@ func (l *commaListFlag) Set(v string) error {
 // readClaimed adds to floors the claimed_up_to of every segment key a
 // node reports on GET /v1/keys.
 func readClaimed(ctx context.Context, node, token string, floors map[string]int64) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
 	base := strings.TrimSuffix(node, "/")
 	if _, err := url.Parse(base); err != nil {
 		return usageErr("--from-nodes %q: %v", node, err)
 	}
-	// Every page of keys, following next.
-	path := "/v1/keys"
-	for path != "" {
-		var page struct {
-			Keys []claimedKey `json:"keys"`
-			Next string       `json:"next"`
-		}
-		if _, _, _, err := getJSON(ctx, base, path, token, &page); err != nil {
-			return fmt.Errorf("read the claims of node %s: %w", node, err)
-		}
-		if err := addClaimed(node, floors, page.Keys); err != nil {
-			return err
-		}
-		path = ""
-		if page.Next != "" {
-			path = "/v1/keys?after=" + url.QueryEscape(page.Next)
-		}
+	keys, _, err := httpwire.AllKeys(ctx, base, token)
+	if err != nil {
+		return fmt.Errorf("read the claims of node %s: %w", node, err)
 	}
-	return nil
-}
-
-// claimedKey is what readClaimed reads of a key on GET /v1/keys.
-type claimedKey struct {
-	Key     string `json:"key"`
-	Segment *struct {
-		ClaimedUpTo string `json:"claimed_up_to"`
-	} `json:"segment"`
-}
-
-// addClaimed adds one page of a node's keys to floors.
-func addClaimed(node string, floors map[string]int64, keys []claimedKey) error {
-	for _, k := range keys {
+	for _, k := range keys.Keys {
 		if k.Segment == nil || k.Segment.ClaimedUpTo == "" {
 			continue
 		}

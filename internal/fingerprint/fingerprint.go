@@ -55,7 +55,17 @@ func (d Def) hash() string {
 	return "sha256:" + hex.EncodeToString(h[:])
 }
 
-func (d Def) name() string { return d.Kind + "/" + d.Name }
+// Recorded returns the name d's fingerprint is recorded under,
+// Kind+"/"+Name.
+func (d Def) Recorded() string { return d.Kind + "/" + d.Name }
+
+// Summary returns the description of the definition a recorded
+// fingerprint guards, as it was first used; "" when rec holds none.
+func Summary(rec idforge.Definition) string {
+	var s spec
+	_ = json.Unmarshal([]byte(rec.Spec), &s)
+	return s.Summary
+}
 
 // Verify refuses d, with an error wrapping idforge.ErrUnsafeChange, when
 // the fingerprint recorded for it differs; it records nothing. A caller
@@ -73,7 +83,7 @@ func verify(ctx context.Context, ds idforge.DefinitionStore, d Def) (found bool,
 	if ds == nil {
 		return true, nil
 	}
-	got, found, err := recorded(ctx, ds, d.name())
+	got, found, err := recorded(ctx, ds, d.Recorded())
 	if err != nil || !found {
 		return found, err
 	}
@@ -94,7 +104,7 @@ func Check(ctx context.Context, ds idforge.DefinitionStore, d Def) error {
 	if err != nil {
 		return err
 	}
-	err = ds.CreateDefinition(ctx, idforge.Definition{Kind: Kind, Name: d.name(), Spec: string(text),
+	err = ds.CreateDefinition(ctx, idforge.Definition{Kind: Kind, Name: d.Recorded(), Spec: string(text),
 		Description: "recorded at first use; a change that could repeat values is refused"})
 	if errors.Is(err, idforge.ErrKeyExists) {
 		// Another node recorded it first: compare with what it recorded.
@@ -114,7 +124,7 @@ func Absent(ctx context.Context, ds idforge.DefinitionStore, d Def) error {
 	if ds == nil {
 		return nil
 	}
-	got, found, err := recorded(ctx, ds, d.name())
+	got, found, err := recorded(ctx, ds, d.Recorded())
 	if err != nil || !found {
 		return err
 	}

@@ -68,6 +68,34 @@ func (e Explain) Parts() snowflake.Parts {
 	return snowflake.Parts{Time: e.Time.UTC(), Ticks: e.Ticks, Datacenter: e.Datacenter, Worker: e.Worker, Sequence: e.Sequence, Fixed: e.Fixed}
 }
 
+// Keys is the answer of GET /v1/keys: one page of keys (see
+// DefaultKeysPage), the node's snowflake generator and, when more keys
+// follow, the after of the next page.
+type Keys struct {
+	Keys      []Key      `json:"keys"`
+	Snowflake *Snowflake `json:"snowflake,omitempty"`
+	Next      string     `json:"next,omitempty"`
+}
+
+// Snowflake describes a node's snowflake generator.
+type Snowflake struct {
+	Layout     string    `json:"layout"`
+	Worker     int64     `json:"worker"`
+	Datacenter int64     `json:"datacenter"`
+	Expires    time.Time `json:"expires"`
+	// Lease is the worker ID's lease: "unlimited" (a static or file ID,
+	// or a ZooKeeper one), "held" until ValidUntil, or "lost" (IDs are
+	// refused until a new worker ID is acquired).
+	Lease      string     `json:"lease"`
+	ValidUntil *time.Time `json:"valid_until,omitempty"`
+	// Now is the node's clock (idforge.SystemClock, the clock its
+	// generator reads) when it answered, for the clock offset an operator
+	// (idforge doctor) compares it with; LastIssued is the newest tick
+	// issued in, ahead of Now while the generator borrows ahead.
+	Now        time.Time  `json:"now"`
+	LastIssued *time.Time `json:"last_issued,omitempty"`
+}
+
 // Key is a key as GET /v1/keys/{key} and the key list show it.
 type Key struct {
 	Key         string     `json:"key"`

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math/bits"
 	"net/url"
+	"strconv"
+	"strings"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
@@ -51,27 +53,31 @@ func RepairFailover(ctx context.Context, db *sql.DB, table string, r Repair) (id
 	return states[0], nil
 }
 
-// RepairFailoverURL is RepairFailover on every table a source URL
-// (autoinc+mysql://…, autoinc+postgres://…, with its tables, table and
-// also parameters) names, with r.Floor a value of the source rather than
-// an id: at or above every value it handed out. Each table's next id is
-// raised above r.Floor >> n (n = Source.Bits), so every value it issues is
-// above r.Floor. It returns the fence of each of the URL's databases as
-// it was, in the URL's order.
-func RepairFailoverURL(ctx context.Context, rawURL string, r Repair) ([]idforge.FailoverState, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return nil, fmt.Errorf("%w: autoinc repair URL %s: cannot parse it", idforge.ErrInvalidArgument, dsn.RedactedString(rawURL))
-	}
+// repairURL is the sequence.Repairer of "autoinc+…": RepairFailover on
+// every table a source URL (with its tables, table and also parameters)
+// names, with r.Floor a value of the source rather than an id: at or
+// above every value it handed out. Each table's next id is raised above
+// r.Floor >> n (n = Source.Bits), so every value it issues is above
+// r.Floor.
+func repairURL(ctx context.Context, u *url.URL, r sequence.Repair) (string, error) {
 	t, err := openTarget(ctx, u)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer t.close()
-	if r.Floor >= 1 {
-		r.Floor = max(r.Floor>>bits.TrailingZeros(uint(len(t.cfg.Tables))), 1)
+	floor := r.Floor
+	if floor >= 1 {
+		floor = max(floor>>bits.TrailingZeros(uint(len(t.cfg.Tables))), 1)
 	}
-	return repair(ctx, t.dbs, t.cfg.Tables, r)
+	states, err := repair(ctx, t.dbs, t.cfg.Tables, Repair{Floor: floor, NoAccept: r.NoAccept})
+	if err != nil {
+		return "", err
+	}
+	var on []string
+	for _, st := range states {
+		on = append(on, strconv.Quote(st.Current))
+	}
+	return fmt.Sprintf("auto-increment tables issue values above %d; values are handed out on %s from now on", r.Floor, strings.Join(on, ", ")), nil
 }
 
 // repair raises tables, each on the database of dbs whose pool it names,

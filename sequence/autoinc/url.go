@@ -17,8 +17,10 @@ const DefaultTablePrefix = "idforge_autoinc"
 
 func init() {
 	for db, form := range sqldb.Forms {
-		sequence.Register(sequence.Scheme{Name: "autoinc+" + db, Form: "autoinc+" + form + "?tables=4",
-			Doc: "id << n | table over 2^n auto-increment tables"}, openSource)
+		scheme := sequence.Scheme{Name: "autoinc+" + db, Form: "autoinc+" + form + "?tables=4",
+			Doc: "id << n | table over 2^n auto-increment tables"}
+		sequence.Register(scheme, openSource)
+		sequence.RegisterRepairer(scheme, repairURL)
 	}
 }
 

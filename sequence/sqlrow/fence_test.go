@@ -121,8 +121,8 @@ func TestFailoverFence(t *testing.T) {
 			if _, err := src.Next(ctx); !errors.Is(err, idforge.ErrStoreFailedOver) {
 				t.Fatalf("Next after MigrateSource on a fence without its row: %v; want ErrStoreFailedOver", err)
 			}
-			if _, err := sqlrow.RepairFailoverURL(ctx, "sqlrow+"+withParams(db, "name=orders"), sqlrow.Repair{Floor: 1, CounterFloor: sequence.Mark{N: 1}}); err != nil {
-				t.Fatalf("RepairFailoverURL: %v", err)
+			if _, err := sequence.RepairFailover(ctx, "sqlrow+"+withParams(db, "name=orders"), sequence.Repair{Floor: 1, CounterFloor: sequence.Mark{N: 1}}); err != nil {
+				t.Fatalf("RepairFailover: %v", err)
 			}
 			next(src, 103)
 		})

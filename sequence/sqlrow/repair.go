@@ -56,15 +56,12 @@ func RepairFailover(ctx context.Context, db *sql.DB, r Repair) (idforge.Failover
 	return repair(ctx, d, r)
 }
 
-// RepairFailoverURL is RepairFailover on the database of a source or
-// counter URL ("sqlrow+mysql://…", "mysql://…", "postgres://…"); its
-// table parameter, when present, names SourceTable for a source URL and
-// CounterTable for a counter URL.
-func RepairFailoverURL(ctx context.Context, rawURL string, r Repair) (idforge.FailoverState, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return idforge.FailoverState{}, fmt.Errorf("%w: sqlrow repair URL %s: cannot parse it", idforge.ErrInvalidArgument, dsn.RedactedString(rawURL))
-	}
+// repairURL is the sequence.Repairer of "sqlrow+mysql://…", "mysql://…"
+// and the other databases': RepairFailover on the database of a source
+// or counter URL; its table parameter, when present, names SourceTable
+// for a source URL and CounterTable for a counter URL.
+func repairURL(ctx context.Context, u *url.URL, sr sequence.Repair) (string, error) {
+	r := Repair{Floor: sr.Floor, CounterFloor: sr.CounterFloor, NoAccept: sr.NoAccept}
 	q := dsn.NewQuery(u, "sqlrow repair URL")
 	q.String("name", "")
 	q.String("start", "")
@@ -79,10 +76,14 @@ func RepairFailoverURL(ctx context.Context, rawURL string, r Repair) (idforge.Fa
 	}
 	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q)
 	if err != nil {
-		return idforge.FailoverState{}, err
+		return "", err
 	}
 	defer db.Close()
-	return repair(ctx, db, r)
+	before, err := repair(ctx, db, r)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sequence rows at %d or above, counters at %s or above; values are handed out on %q from now on", r.Floor, r.CounterFloor, before.Current), nil
 }
 
 func repair(ctx context.Context, db *sqldb.DB, r Repair) (idforge.FailoverState, error) {

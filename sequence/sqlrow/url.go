@@ -12,10 +12,14 @@ import (
 
 func init() {
 	for db, form := range sqldb.Forms {
-		sequence.Register(sequence.Scheme{Name: "sqlrow+" + db, Form: "sqlrow+" + form + "?name=orders",
-			Doc: "current_value + 1 on a named row"}, openSource)
-		sequence.RegisterCounter(sequence.Scheme{Name: db, Form: form + "?name=waybill&period=day",
-			Doc: "per-period counters in SQL rows"}, openCounterStore)
+		source := sequence.Scheme{Name: "sqlrow+" + db, Form: "sqlrow+" + form + "?name=orders",
+			Doc: "current_value + 1 on a named row"}
+		counter := sequence.Scheme{Name: db, Form: form + "?name=waybill&period=day",
+			Doc: "per-period counters in SQL rows"}
+		sequence.Register(source, openSource)
+		sequence.RegisterCounter(counter, openCounterStore)
+		sequence.RegisterRepairer(source, repairURL)
+		sequence.RegisterRepairer(counter, repairURL)
 	}
 }
 

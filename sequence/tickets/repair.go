@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence"
 )
 
 // Repair says how RepairFailover raises ticket servers.
@@ -29,6 +32,20 @@ type Repaired struct {
 	Before idforge.FailoverState
 	// Base is the server's base now: it issues tickets above it.
 	Base int64
+}
+
+// repairURL is the sequence.Repairer of "tickets+mysql": RepairFailover
+// on the servers a URL names.
+func repairURL(ctx context.Context, u *url.URL, r sequence.Repair) (string, error) {
+	done, err := RepairFailover(ctx, []string{u.String()}, Repair{Floor: r.Floor, NoAccept: r.NoAccept})
+	if err != nil {
+		return "", err
+	}
+	said := make([]string, len(done))
+	for i, d := range done {
+		said[i] = fmt.Sprintf("ticket server %s issues tickets above %d on %q", d.Server, d.Base, d.Before.Current)
+	}
+	return strings.Join(said, "; ") + " from now on", nil
 }
 
 // RepairFailover puts ticket servers back into service after a database

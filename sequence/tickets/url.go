@@ -17,8 +17,10 @@ import (
 )
 
 func init() {
-	sequence.Register(sequence.Scheme{Name: "tickets+mysql", Form: "tickets+mysql://user:password@host1:3306/db?also=host2:3306/db",
-		Doc: "Flickr-style ticket servers"}, openSource)
+	scheme := sequence.Scheme{Name: "tickets+mysql", Form: "tickets+mysql://user:password@host1:3306/db?also=host2:3306/db",
+		Doc: "Flickr-style ticket servers"}
+	sequence.Register(scheme, openSource)
+	sequence.RegisterRepairer(scheme, repairURL)
 }
 
 // spec is one server named by a URL.

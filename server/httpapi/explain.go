@@ -4,39 +4,19 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/snowflake"
 )
 
-// snowflakeJSON describes the node's snowflake generator.
-type snowflakeJSON struct {
-	Layout     string    `json:"layout"`
-	Worker     int64     `json:"worker"`
-	Datacenter int64     `json:"datacenter"`
-	Expires    time.Time `json:"expires"`
-	// Lease is the worker ID's lease: "unlimited" (a static or file ID,
-	// or a ZooKeeper one), "held" until ValidUntil, or "lost" (IDs are
-	// refused until a new worker ID is acquired).
-	Lease      string     `json:"lease"`
-	ValidUntil *time.Time `json:"valid_until,omitempty"`
-	// Now is the node's clock (idforge.SystemClock, the clock its
-	// generator reads) when it answered, for the clock offset an operator
-	// (idforge doctor) compares it with; LastIssued is the newest tick
-	// issued in, ahead of Now while the generator borrows ahead.
-	Now        time.Time  `json:"now"`
-	LastIssued *time.Time `json:"last_issued,omitempty"`
-}
-
-func (h *handler) snowflakeInfo() *snowflakeJSON {
+func (h *handler) snowflakeInfo() *httpwire.Snowflake {
 	g := h.iss.Snowflake()
 	if g == nil {
 		return nil
 	}
 	l := g.Layout()
-	out := &snowflakeJSON{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires(),
+	out := &httpwire.Snowflake{Layout: l.String(), Worker: g.Worker(), Datacenter: g.Datacenter(), Expires: l.Expires(),
 		Lease: "unlimited", Now: idforge.SystemClock.Now().UTC()}
 	switch until := g.ValidUntil(); {
 	case until.IsZero():

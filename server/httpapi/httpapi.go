@@ -321,14 +321,6 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 	return out
 }
 
-// keysResponse is the answer of GET /v1/keys: one page of keys (see
-// httpwire.DefaultKeysPage) and, when more follow, the after of the next.
-type keysResponse struct {
-	Keys      []httpwire.Key `json:"keys"`
-	Snowflake *snowflakeJSON `json:"snowflake,omitempty"`
-	Next      string         `json:"next,omitempty"`
-}
-
 // keys serves GET and POST /v1/keys: the keys, or a new one.
 func (h *handler) keys(c v1Call) (any, error) {
 	if c.r.Method == http.MethodPost {
@@ -356,7 +348,7 @@ func (h *handler) keys(c v1Call) (any, error) {
 		return 1
 	})
 	states = states[from:]
-	resp := keysResponse{Snowflake: h.snowflakeInfo()}
+	resp := httpwire.Keys{Snowflake: h.snowflakeInfo()}
 	if len(states) > limit {
 		states = states[:limit]
 		resp.Next = states[limit-1].Name

@@ -283,7 +283,7 @@ func TestKeys(t *testing.T) {
 	if status != 200 {
 		t.Fatalf("list: %d %s", status, body)
 	}
-	var list keysResponse
+	var list httpwire.Keys
 	if err := json.Unmarshal([]byte(body), &list); err != nil {
 		t.Fatal(err)
 	}
@@ -733,10 +733,10 @@ func TestSnowflakeLeaseInKeys(t *testing.T) {
 	srv := httptest.NewServer(New(iss, Options{Logger: quiet}))
 	defer srv.Close()
 	f := &fixture{srv: srv}
-	snow := func() snowflakeJSON {
+	snow := func() httpwire.Snowflake {
 		t.Helper()
 		status, body, _ := f.do(t, "GET", "/v1/keys", "")
-		var resp struct{ Snowflake snowflakeJSON }
+		var resp struct{ Snowflake httpwire.Snowflake }
 		if status != 200 || json.Unmarshal([]byte(body), &resp) != nil {
 			t.Fatalf("GET /v1/keys = %d %s", status, body)
 		}
@@ -872,7 +872,7 @@ func TestKeysPages(t *testing.T) {
 			path += "&after=" + after
 		}
 		status, body, _ := f.do(t, "GET", path, "")
-		var page keysResponse
+		var page httpwire.Keys
 		if err := json.Unmarshal([]byte(body), &page); status != 200 || err != nil {
 			t.Fatalf("GET %s: %d %s", path, status, body)
 		}
