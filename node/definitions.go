@@ -182,7 +182,11 @@ type catalog struct {
 	metrics     *metrics.Metrics // nil: register none (a command's catalog)
 	countersDir string
 	file        map[string][]issuer.Defined // by kind, sorted by name
-	recheck     time.Duration
+	// fileCounters are the file's counters with their passwords: a
+	// command's catalog opens them on first use (a node has opened them
+	// at start, and its issuer never asks here for them).
+	fileCounters map[string]idforge.Definition
+	recheck      time.Duration
 
 	// openMu serialises opening definitions from the store, so that one
 	// is opened once (and its metrics registered once).
@@ -267,7 +271,7 @@ func Catalog(st idforge.Store, s Settings) interface {
 // countersDir are as openSource and openCounter take them.
 func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir string) *catalog {
 	c := &catalog{st: st, log: cmp.Or(s.Logger, slog.Default()), metrics: m, countersDir: countersDir,
-		file: map[string][]issuer.Defined{}, opened: map[string]*opened{},
+		file: map[string][]issuer.Defined{}, fileCounters: map[string]idforge.Definition{}, opened: map[string]*opened{},
 		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), done: make(chan struct{})}
 	for _, src := range s.Sources {
 		spec, _ := json.Marshal(src)
@@ -276,6 +280,7 @@ func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir st
 	}
 	for _, ctr := range s.Counters {
 		spec, _ := json.Marshal(ctr)
+		c.fileCounters[ctr.Name] = idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}
 		c.file[KindCounter] = append(c.file[KindCounter], redacted(issuer.Defined{Origin: idforge.OriginFile,
 			Definition: idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}}))
 	}
@@ -352,16 +357,19 @@ func (c *catalog) get(ctx context.Context, kind, name string) (*opened, error) {
 	if o, ok := c.cached(key); ok {
 		return o, nil
 	}
-	ds, err := c.store()
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
-	}
-	d, err := ds.Definition(ctx, kind, name)
-	if errors.Is(err, idforge.ErrInvalidArgument) { // a store not migrated: nothing defined
-		return nil, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
-	}
-	if err != nil {
-		return nil, err
+	d, inFile := c.fileCounters[name]
+	if !inFile || kind != KindCounter {
+		ds, err := c.store()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+		}
+		d, err = ds.Definition(ctx, kind, name)
+		if errors.Is(err, idforge.ErrInvalidArgument) { // a store not migrated: nothing defined
+			return nil, fmt.Errorf("%w: %s %q", idforge.ErrUnknownKey, kind, name)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if d.Retired {
 		o := &opened{kind: kind, name: name}
@@ -370,7 +378,7 @@ func (c *catalog) get(ctx context.Context, kind, name string) (*opened, error) {
 	}
 	o, err := c.open(ctx, d, true)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s %q defined in the store: %w", idforge.ErrUnavailable, kind, name, err)
+		return nil, fmt.Errorf("%w: %s %q: %w", idforge.ErrUnavailable, kind, name, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

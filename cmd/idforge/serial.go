@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/sequence/tickets"
-	"github.com/idforge/idforge/serial"
+	"github.com/idforge/idforge/store/memstore"
 )
 
 // paramFlags collects repeated --param NAME=VALUE flags.
@@ -31,7 +33,7 @@ func (p paramFlags) Set(v string) error {
 // template (idforge serial check TEMPLATE).
 func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == "check" {
-		return cmdSerialCheck(ctx, args[1:], stdout, stderr)
+		return cmdSerialCheck(ctx, args[1:], stdout, stderr, getenv)
 	}
 	fs := newFlagSet("serial", stderr)
 	nf := newNodeFlags(fs, false)
@@ -57,15 +59,20 @@ func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	})
 }
 
-// cmdSerialCheck parses a template and explains it: its parts, the order
-// they are evaluated in, its maximum length, the counter that makes it
-// unique and an example value. It touches no store: every @{seq:…} is a
-// stand-in key that answers 1 (so a per-period counter's dates are
-// checked only when a node compiles the serial). A template it refuses
-// (bad syntax, or no proof that it never repeats) exits with status 1
-// and the reason; a misused command exits with status 2.
-func cmdSerialCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// cmdSerialCheck checks a template as POST /v1/serials does
+// (issuer.Compile) and explains it: its parts, the order they are
+// evaluated in, its maximum length, the counter that makes it unique and
+// an example value. With --config or --store (or their environment
+// variables) it checks against the definitions the server sees: the
+// store's keys and sources, the configuration's and the store's
+// counters. Without, every name it draws from stands for a key.
+// The example always draws from such stand-ins, never from the store. A
+// template it refuses (bad syntax, or no proof that it never repeats)
+// exits with status 1 and the reason; a misused command exits with
+// status 2.
+func cmdSerialCheck(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("serial check", stderr)
+	nf := newStoreFlags(fs)
 	tz := fs.String("tz", "UTC", "time zone of the dates")
 	params := paramFlags{}
 	fs.Var(params, "param", "an example parameter, NAME=VALUE (repeatable)")
@@ -73,13 +80,29 @@ func cmdSerialCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
-	loc, err := time.LoadLocation(*tz)
-	if err != nil {
+	if _, err := time.LoadLocation(*tz); err != nil {
 		return usageErr("--tz %q: %v", *tz, err)
 	}
-	tmpl, err := serial.Parse(ctx, pos[0], serial.Options{Location: loc, Resolver: serial.ResolverFunc(func(context.Context, string) (serial.Source, error) {
-		return serial.Source{Generator: standIn{}}, nil
-	})})
+	def := idforge.Serial{Name: "check", Template: pos[0], TimeZone: *tz}
+	standIns := issuer.New(standInStore{memstore.New()}, nil, issuer.Settings{Logger: newLogger(stderr, "error")})
+	defer standIns.Close()
+	example, err := standIns.Compile(ctx, def)
+	tmpl := example
+	if err == nil && nf.config+nf.store+getenv("IDFORGE_CONFIG")+getenv("IDFORGE_STORE") != "" {
+		cfg, err := nf.load(getenv)
+		if err != nil {
+			return err
+		}
+		c, err := openCatalog(ctx, cfg, stderr)
+		if err != nil {
+			return exitErr(err)
+		}
+		defer c.Close()
+		tmpl, err = c.issuer.Compile(ctx, def)
+		if err != nil {
+			return fmt.Errorf("template refused: %w", err)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("template refused: %w", err)
 	}
@@ -90,20 +113,25 @@ func cmdSerialCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			return nil
 		}
 	}
-	example, err := tmpl.Next(ctx, params)
+	value, err := example.Next(ctx, params)
 	if err != nil {
 		return exitErr(err)
 	}
-	fmt.Fprintf(stdout, "example: %s\n", example)
+	fmt.Fprintf(stdout, "example: %s\n", value)
 	return nil
 }
 
-// standIn answers 1 for every source a checked template names.
-type standIn struct{}
+// standInStore is a store in memory in which every name is a segment key
+// counting from 1: what `serial check` draws an example from.
+type standInStore struct{ *memstore.Store }
 
-func (standIn) Next(context.Context) (int64, error) { return 1, nil }
-
-var _ idforge.Generator = standIn{}
+func (s standInStore) Key(ctx context.Context, name string) (idforge.Key, error) {
+	err := s.CreateKey(ctx, idforge.Key{Name: name, Strategy: idforge.StrategySegment, Step: issuer.DefaultStep, MaxID: 1})
+	if err != nil && !errors.Is(err, idforge.ErrKeyExists) {
+		return idforge.Key{}, err
+	}
+	return s.Store.Key(ctx, name)
+}
 
 // cmdTickets shows (status) or grows (expand) a set of Flickr-style ticket
 // servers: idforge tickets status URL…; idforge tickets expand --to N URL….
