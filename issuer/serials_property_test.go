@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -48,7 +49,7 @@ func TestSerialUniquenessProperty(t *testing.T) {
 	w := newSerialWorlds(t)
 	cases := propertyCases(t)
 	r := rand.New(rand.NewPCG(20250413, 12))
-	accepted, byParam := 0, 0
+	accepted, byParam, byPeriod := 0, 0, 0
 	for c := range cases {
 		sc := genSerialCase(randChooser{r})
 		if w.check(t, c, sc) {
@@ -56,17 +57,23 @@ func TestSerialUniquenessProperty(t *testing.T) {
 			if strings.Contains(sc.def.Template, ",by=") {
 				byParam++
 			}
+			if perPeriodBy.MatchString(sc.def.Template) {
+				byPeriod++
+			}
 		}
 	}
-	t.Logf("%d of %d random templates accepted and checked, %d with a counter chosen by a parameter", accepted, cases, byParam)
-	if byParam == 0 && cases >= 100 {
-		t.Fatal("no template with a counter chosen by a parameter was accepted: the generator no longer exercises by=")
+	t.Logf("%d of %d random templates accepted and checked, %d with a counter chosen by a parameter, %d of them per period", accepted, cases, byParam, byPeriod)
+	if (byParam == 0 || byPeriod == 0) && cases >= 100 {
+		t.Fatal("no template with a counter chosen by a parameter (or none on a per-period counter) was accepted: the generator no longer exercises by=")
 	}
 	// A generator that produces only refusals would prove nothing.
 	if accepted < cases/5 {
 		t.Fatalf("only %d of %d templates were accepted: the generator no longer exercises issuing", accepted, cases)
 	}
 }
+
+// perPeriodBy matches a seq with by= on one of the per-period counters.
+var perPeriodBy = regexp.MustCompile(`@\{seq:(daily|daily_sh|persec|monthly)[^}]*,by=`)
 
 // FuzzSerialUniqueness is the property of TestSerialUniquenessProperty
 // with the choices that build the template (and its requests) taken from
@@ -168,7 +175,7 @@ func genSerialCase(c chooser) serialCase {
 			kind = 2 // often end in a seq: the most common business shape
 		}
 		switch kind {
-		case 0, 7:
+		case 0:
 			b.WriteString(propStatics[c.intn(len(propStatics))])
 		case 1:
 			fmt.Fprintf(&b, "@{date:%s%s}", propLayouts[c.intn(len(propLayouts))], propZones[c.intn(len(propZones))])
@@ -180,7 +187,8 @@ func genSerialCase(c chooser) serialCase {
 			if kind == 3 && len(rules) > 0 {
 				// The counter chosen by the last parameter before it
 				// (JD's job numbers per counting unit): every value
-				// counts from 1 in its own key.
+				// counts from 1 in its own key, or, on a per-period
+				// counter, from 1 in every period.
 				fmt.Fprintf(&b, ",by=%s", rules[len(rules)-1].name)
 			}
 			b.WriteString("}")
@@ -212,6 +220,18 @@ func genSerialCase(c chooser) serialCase {
 			algos := []string{"mod", "luhn", "iso7064"}
 			ofs := []string{"", ",of=seq", ",of=all"}
 			fmt.Fprintf(&b, "@{checksum:%s%s}", algos[c.intn(len(algos))], ofs[c.intn(len(ofs))])
+		case 7:
+			// JD's shape: a date that shows a per-period counter's
+			// period, a unit, and the counter per unit per period
+			// (010-6541-00001 restarting daily).
+			k := [][2]string{{"daily", "yyyyMMdd"}, {"daily_sh", "yyyyMMdd,tz=Asia/Shanghai"}, {"persec", "yyMMddHHmmss"}, {"monthly", "yyyyMM"}}[c.intn(4)]
+			r := paramRule{name: fmt.Sprintf("p%d", i), chars: propCharSet["digits"], width: 1 + c.intn(4)}
+			r.maxLen, r.anyFrom = r.width, r.width
+			if c.intn(4) > 0 { // without, the period is not shown: refused
+				fmt.Fprintf(&b, "@{date:%s}-", k[1])
+			}
+			fmt.Fprintf(&b, "@{param:%s,chars=digits,width=%d}-@{seq:%s,by=%s,width=%d}", r.name, r.width, k[0], r.name, 1+c.intn(8))
+			rules = append(rules, r)
 		case 6:
 			sets := []string{"", ",chars=upper", ",chars=hex"}
 			fmt.Fprintf(&b, "@{random:%d%s}", 1+c.intn(4), sets[c.intn(len(sets))])

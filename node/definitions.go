@@ -22,6 +22,7 @@ import (
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/compose"
+	"github.com/idforge/idforge/serial"
 )
 
 // The kinds of idforge.Definition of sources and counters defined through
@@ -253,6 +254,33 @@ func (c liveCounter) CountsPer() (string, *time.Location) {
 		return r.CountsPer()
 	}
 	return "", nil
+}
+
+// Member is the retirable member of the counter (sequence.Counter.Member,
+// for serial templates' by=): it answers ErrRetired once the counter is.
+func (c liveCounter) Member(ctx context.Context, value string) (idforge.PeriodCounter, error) {
+	set, ok := c.o.ctr.(serial.CounterSet)
+	if !ok {
+		return nil, fmt.Errorf("%w: counter %q cannot count apart for each value", idforge.ErrInvalidArgument, c.o.name)
+	}
+	m, err := set.Member(ctx, value)
+	if err != nil {
+		return nil, err
+	}
+	return liveMember{c.o, m}, nil
+}
+
+// liveMember is a member of a liveCounter, retired with it.
+type liveMember struct {
+	o *opened
+	idforge.PeriodCounter
+}
+
+func (m liveMember) Next(ctx context.Context, at time.Time) (int64, time.Time, error) {
+	if m.o.retired.Load() {
+		return 0, time.Time{}, m.o.retiredErr()
+	}
+	return m.PeriodCounter.Next(ctx, at)
 }
 
 // Catalog returns the issuer.Definitions of a program that defines,

@@ -205,6 +205,9 @@ type Counter struct {
 	life   sync.RWMutex // Next holds it shared across a count; Close exclusively
 	closed bool
 	owned  io.Closer // the store, when the counter opened it
+
+	membersMu sync.Mutex
+	members   map[string]*Counter // Member's, closed with the counter
 }
 
 var (
@@ -424,15 +427,56 @@ func (c *Counter) waitUntil(ctx context.Context, t time.Time) error {
 // it recovered at start if it has issued nothing since.
 func (c *Counter) Mark() Mark { return *c.mark.Load() }
 
-// Close stops the counter: Next returns idforge.ErrClosed from then on. It
-// writes the exact mark to the file, so that a clean restart skips no
-// number, and closes the store if the counter opened it (OpenCounter). It
-// is idempotent.
-func (c *Counter) Close() error {
-	if !closeonce.First(&c.life, &c.closed) {
-		return nil
+// Member returns the counter of value: named <c's name>-value, it counts
+// as c does, in c's store with c's period, time zone, cap and over-cap
+// behaviour, but apart from it. It is what a serial template's
+// @{seq:NAME,by=PARAM} counts in for each value of PARAM when NAME is a
+// per-period counter. Its mark file, when c has one, is in a directory of
+// c's name beside c's. Asking twice for a value returns the same counter;
+// Close closes the members. Errors are those of NewCounter, and
+// idforge.ErrClosed after Close.
+func (c *Counter) Member(ctx context.Context, value string) (idforge.PeriodCounter, error) {
+	c.membersMu.Lock()
+	defer c.membersMu.Unlock()
+	name := c.s.Name + "-" + value
+	if m, ok := c.members[name]; ok {
+		return m, nil
 	}
+	c.life.RLock()
+	defer c.life.RUnlock()
+	if c.closed {
+		return nil, fmt.Errorf("counter %q: %w", c.s.Name, idforge.ErrClosed)
+	}
+	s := c.s
+	s.Name, s.Location, s.Clock, s.FileAhead = name, c.loc, c.clock, c.ahead
+	if s.Dir != "" {
+		s.Dir = filepath.Join(s.Dir, c.s.Name)
+	}
+	m, err := NewCounter(ctx, c.st, s)
+	if err != nil {
+		return nil, err
+	}
+	if c.members == nil {
+		c.members = map[string]*Counter{}
+	}
+	c.members[name] = m
+	return m, nil
+}
+
+// Close stops the counter and its members: Next returns
+// idforge.ErrClosed from then on. It writes the exact mark to the file,
+// so that a clean restart skips no number, and closes the store if the
+// counter opened it (OpenCounter). It is idempotent.
+func (c *Counter) Close() error {
+	c.membersMu.Lock()
 	var errs []error
+	for _, m := range c.members {
+		errs = append(errs, m.Close())
+	}
+	c.membersMu.Unlock()
+	if !closeonce.First(&c.life, &c.closed) {
+		return errors.Join(errs...)
+	}
 	if c.file != "" {
 		m := *c.mark.Load()
 		if m != *c.reserved.Load() && m != (Mark{}) {

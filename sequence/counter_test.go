@@ -205,3 +205,55 @@ func TestWaitHonoursCancel(t *testing.T) {
 type stuckClock struct{ *fakeclock.Clock }
 
 func (stuckClock) Sleep(time.Duration) { time.Sleep(time.Millisecond) }
+
+// A counter's members count apart from it and from each other, in its
+// store, period and zone, restarting every period; each value has one
+// member, with its mark file beside the counter's, and Close closes them.
+func TestCounterMember(t *testing.T) {
+	ctx := context.Background()
+	clk := fakeclock.New(time.Date(2025, 4, 13, 10, 0, 0, 0, time.UTC))
+	dir := t.TempDir()
+	c, err := sequence.NewCounter(ctx, newMemStore(), sequence.CounterSettings{Name: "daily", Period: sequence.Day, Dir: dir, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func(ctr idforge.PeriodCounter) int64 {
+		t.Helper()
+		n, _, err := ctr.Next(ctx, time.Time{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	a, err := c.Member(ctx, "6541")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := c.Member(ctx, "6542")
+	again, _ := c.Member(ctx, "6541")
+	if again != a {
+		t.Fatal("a second Member for the same value is another counter")
+	}
+	if got := []int64{next(c), next(a), next(a), next(b)}; fmt.Sprint(got) != "[1 1 2 1]" {
+		t.Fatalf("counter, member 6541 twice, member 6542 = %v; want [1 1 2 1]: each counts apart", got)
+	}
+	if p, loc := a.(idforge.PeriodReporter).CountsPer(); p != "day" || loc != time.UTC {
+		t.Fatalf("member counts per %s in %v; want the counter's day in UTC", p, loc)
+	}
+	clk.Add(24 * time.Hour)
+	if n := next(a); n != 1 {
+		t.Fatalf("member 6541 the next day = %d; want 1: it restarts every period", n)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "daily", "counter-daily-6541.mark")); err != nil {
+		t.Fatalf("member's mark file: %v", err)
+	}
+	if _, _, err := a.Next(ctx, time.Time{}); !errors.Is(err, idforge.ErrClosed) {
+		t.Fatalf("member after the counter closed: %v; want ErrClosed", err)
+	}
+	if _, err := c.Member(ctx, "6543"); !errors.Is(err, idforge.ErrClosed) {
+		t.Fatalf("Member after Close: %v; want ErrClosed", err)
+	}
+}

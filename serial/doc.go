@@ -56,9 +56,11 @@
 //
 // seq:NAME,by=PARAM[,width=N] draws from the source NAME-VALUE, where
 // VALUE is the request's PARAM (JD's job numbers per counting unit:
-// @{seq:jobs,by=unit} counts unit 6541 in jobs-6541). The Resolver must
-// be a Creator, which returns the source, creating it on first use; see
-// "Counters chosen by a parameter".
+// @{seq:jobs,by=unit} counts unit 6541 in jobs-6541). When NAME is a
+// per-period counter (a CounterSet), NAME-VALUE is its member, counting
+// per period for each value (010-6541-00001 restarting daily); otherwise
+// the Resolver must be a Creator, which returns the source, creating it
+// on first use. See "Counters chosen by a parameter".
 //
 // param:NAME[,width=N[,pad=C]|,max=N][,chars=SET][,in=A|B|…] renders the request
 // parameter NAME after checking it: it must be present and non-empty,
@@ -135,8 +137,12 @@
 // must be readable out of every serial as a counter's is (see
 // Uniqueness), without pad= (width=3,pad=1 renders 1 and 11 alike). Then
 // the serial shows both the value and the number, and the pair never
-// repeats. A source chosen this way must be a Generator, not a
-// PeriodCounter.
+// repeats. A source the Creator returns must be a Generator, not a
+// PeriodCounter. A member of a per-period counter repeats its numbers
+// every period, so its period must be shown too, as for the counter
+// itself; a member whose name already names a source is refused (with
+// idforge.ErrUnsafeChange), since that source may hold numbers already
+// shown.
 //
 // # When a width runs out
 //

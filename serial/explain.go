@@ -64,6 +64,8 @@ func (t *Template) Explain() Explanation {
 		}
 		if sp, ok := n.part.(*seqPart); ok {
 			switch {
+			case sp.by != "" && sp.ctr != nil:
+				p.Source = "period counter " + sp.name + "-VALUE per " + sp.by + ", created on first use"
 			case sp.by != "":
 				p.Source = "generator " + sp.name + "-VALUE per " + sp.by + ", created on first use"
 			case sp.ctr != nil:

@@ -42,6 +42,16 @@ type Creator interface {
 	Create(ctx context.Context, name string) (Source, error)
 }
 
+// A CounterSet is a PeriodCounter that counts apart, the way it counts
+// (the same store, period and time zone), for any value: with such a
+// counter NAME, @{seq:NAME,by=PARAM} counts per period for each value of
+// PARAM in the counter's member for it. sequence.Counter is one.
+type CounterSet interface {
+	idforge.PeriodCounter
+	// Member returns the counter of value, the same one every time.
+	Member(ctx context.Context, value string) (idforge.PeriodCounter, error)
+}
+
 // seqSrc is what a seq part draws from.
 type seqSrc struct {
 	gen     idforge.Generator
@@ -61,11 +71,12 @@ type seqPart struct {
 	width int   // 0: as many digits as the number has
 	pad   byte  // fills up to width
 
-	by      string     // the parameter that picks the source; "" for one source
-	byCol   int        // where by= is
-	byParam *paramPart // the param part of by, linked after compiling
-	creator Creator
-	bySrc   sync.Map // value → *seqSrc
+	by       string     // the parameter that picks the source; "" for one source
+	byCol    int        // where by= is
+	byParam  *paramPart // the param part of by, linked after compiling
+	creator  Creator    // makes NAME-VALUE a generator, when NAME is no CounterSet
+	resolver Resolver
+	bySrc    sync.Map // value → *seqSrc
 }
 
 func compileSeq(ctx context.Context, e Expr, r Resolver) (*seqPart, error) {
@@ -100,11 +111,25 @@ func compileSeq(ctx context.Context, e Expr, r Resolver) (*seqPart, error) {
 		if !validName(o.Value) {
 			return nil, errAt(o.ValueCol, "by=%s: a parameter name is 1 to %d letters, digits or . _ : -", o.Value, idforge.MaxKeyLen)
 		}
-		c, ok := r.(Creator)
-		if !ok {
+		p.by, p.byCol, p.resolver = o.Value, o.Col, r
+		// On a per-period counter NAME, by= counts per period for each
+		// value in NAME's members (its ctr is NAME, whose period the
+		// checks read); on anything else, in generators NAME-VALUE.
+		base, err := r.Resolve(ctx, e.Arg)
+		switch {
+		case err == nil && base.Counter != nil:
+			if _, ok := base.Counter.(CounterSet); !ok {
+				return nil, errAt(o.Col, "seq:%s,by=%s: %s counts per period but cannot count apart for each value of %s (it implements no serial.CounterSet)", e.Arg, o.Value, e.Arg, o.Value)
+			}
+			p.ctr = base.Counter
+			return p, nil
+		case err != nil && !errors.Is(err, idforge.ErrUnknownKey):
+			return nil, &SyntaxError{Col: e.ArgCol, Msg: fmt.Sprintf("seq:%s", e.Arg), Err: err}
+		}
+		var ok bool
+		if p.creator, ok = r.(Creator); !ok {
 			return nil, errAt(o.Col, "seq:%s,by=%s: the Resolver cannot create sources (it implements no serial.Creator)", e.Arg, o.Value)
 		}
-		p.by, p.byCol, p.creator = o.Value, o.Col, c
 		return p, nil
 	}
 	src, err := r.Resolve(ctx, e.Arg)
@@ -208,6 +233,22 @@ func (p *seqPart) source(ctx context.Context, ev *Eval) (*seqSrc, error) {
 		return s.(*seqSrc), nil
 	}
 	name := p.name + "-" + v
+	if set, ok := p.ctr.(CounterSet); ok {
+		// A name that is a source already may hold numbers of serials
+		// already issued (an earlier idforge counted each value of such
+		// a template in a key NAME-VALUE that never restarts): counting
+		// the value afresh could repeat them.
+		if _, err := p.resolver.Resolve(ctx, name); !errors.Is(err, idforge.ErrUnknownKey) {
+			return nil, fmt.Errorf("%w: serial: seq %s,by=%s counts per period for each value, in %q, but %q already names a key, source or counter (an earlier idforge counted each value there without restarting), whose numbers may be in serials already issued; define the serial with a new counter name",
+				idforge.ErrUnsafeChange, p.name, p.by, name, name)
+		}
+		ctr, err := set.Member(ctx, v)
+		if err != nil {
+			return nil, fmt.Errorf("serial: seq %q: %w", name, err)
+		}
+		actual, _ := p.bySrc.LoadOrStore(v, &seqSrc{ctr: ctr})
+		return actual.(*seqSrc), nil
+	}
 	src, err := p.creator.Create(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("serial: seq %q: %w", name, err)
