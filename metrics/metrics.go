@@ -303,9 +303,9 @@ var (
 	descBackwards = prometheus.NewDesc("idforge_snowflake_clock_backwards_total",
 		"Times an ID was asked for while the clock was behind the newest issued time: outcome waited (a small step, waited out) or refused (clock_moved_backwards).", []string{"outcome"}, nil)
 	descEjected = prometheus.NewDesc("idforge_source_member_ejected",
-		"1 while a member of a sequence source (balanced, ticket servers) is ejected (failing or too often slow) or exhausted, else 0.", []string{"source", "member"}, nil)
+		"1 while a member of a sequence source (balanced, ticket servers, auto-increment tables) is ejected (failing or too often slow) or exhausted, else 0.", []string{"source", "member"}, nil)
 	descEjections = prometheus.NewDesc("idforge_source_member_ejections_total",
-		"Times a member of a balanced sequence source was ejected.", []string{"source", "member"}, nil)
+		"Times a member of a sequence source (balanced, ticket servers, auto-increment tables) was ejected: set aside after failing, or too often slow.", []string{"source", "member"}, nil)
 	descMemberErrors = prometheus.NewDesc("idforge_source_member_errors_total",
 		"Failed calls of a member of a sequence source.", []string{"source", "member"}, nil)
 	descMemberCalls = prometheus.NewDesc("idforge_source_member_calls_total",

@@ -74,7 +74,10 @@ type Source struct {
 	closed atomic.Bool
 }
 
-var _ sequence.Source = (*Source)(nil)
+var (
+	_ sequence.Source         = (*Source)(nil)
+	_ sequence.StatusReporter = (*Source)(nil)
+)
 
 // NewSource returns a source over cfg.Tables, creating missing tables
 // unless cfg.NoCreate is set. It returns an error wrapping
@@ -102,7 +105,7 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 		return nil, fmt.Errorf("%w: autoinc source: %d tables; want a power of two from 1 to %d", idforge.ErrInvalidArgument, n, MaxTables)
 	}
 	cfg.Rescue = cmp.Or(cfg.Rescue, DefaultRescue)
-	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New(n, cfg.Rescue)}
+	s := &Source{bits: uint(bits.TrailingZeros(uint(n))), rotor: rotate.New("autoinc source", n, cfg.Rescue)}
 	// Not 1 << (63-n): with one table that overflows to a negative limit.
 	s.maxID = math.MaxInt64 >> s.bits
 	seen := map[[2]any]int{}
@@ -160,7 +163,7 @@ func (s *Source) Split(v int64) (id int64, index int) {
 // up; idforge.ErrStoreFailedOver too when a table's failover fence names
 // another server: see RepairFailover), and idforge.ErrClosed after Close.
 func (s *Source) Next(ctx context.Context) (int64, error) {
-	return s.rotor.Next(ctx, "autoinc source", s.closed.Load(), func(ctx context.Context, i int) (int64, error) {
+	return s.rotor.Next(ctx, s.closed.Load(), func(ctx context.Context, i int) (int64, error) {
 		t := s.tables[i]
 		// Every id taken before this insert began is below the one it
 		// gets, however concurrent inserts finish: the floor is read
@@ -184,6 +187,16 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		atomicmax.Raise(&t.seen, id)
 		return id<<s.bits | int64(i), nil
 	})
+}
+
+// Status reports the tables for operators (sequence.StatusReporter): each
+// one's state (set aside for the rescue time after a failure, or for good
+// once used up), calls, failures, times set aside, latest error and the
+// highest id taken. The source is Down when no table is admitted,
+// Degraded when some table is set aside.
+func (s *Source) Status() sequence.Status {
+	return s.rotor.Status("autoinc", func(i int) string { return s.tables[i].name + " on " + s.tables[i].db.Where },
+		func(i int) int64 { return s.tables[i].seen.Load() })
 }
 
 func (t *table) next(ctx context.Context) (int64, error) {

@@ -41,9 +41,7 @@ type server struct {
 	mu    sync.Mutex // serialises reloads
 	state atomic.Pointer[state]
 
-	calls, failures atomic.Uint64
-	highest         atomic.Int64 // the highest ticket handed out
-	lastErr         sequence.LastError
+	highest atomic.Int64 // the highest ticket handed out
 }
 
 // state is a server's configuration with a pool whose sessions use it.
@@ -201,7 +199,7 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 // another server: see RepairFailover; idforge.ErrSpaceExhausted alone
 // when every server is used up), and idforge.ErrClosed after Close.
 func (src *Source) Next(ctx context.Context) (int64, error) {
-	return src.rotor.Next(ctx, "tickets source", src.closed.Load(), func(ctx context.Context, i int) (int64, error) {
+	return src.rotor.Next(ctx, src.closed.Load(), func(ctx context.Context, i int) (int64, error) {
 		s := src.servers[i]
 		if _, ok := ctx.Deadline(); !ok {
 			var cancel context.CancelFunc
@@ -209,10 +207,7 @@ func (src *Source) Next(ctx context.Context) (int64, error) {
 			defer cancel()
 		}
 		id, err := s.next(ctx)
-		s.calls.Add(1)
 		if err != nil {
-			s.failures.Add(1)
-			s.lastErr.Set(err, time.Now())
 			return 0, fmt.Errorf("ticket server %s: %w", s.where, err)
 		}
 		atomicmax.Raise(&s.highest, id)
@@ -222,22 +217,12 @@ func (src *Source) Next(ctx context.Context) (int64, error) {
 
 // Status reports the ticket servers for operators
 // (sequence.StatusReporter): each one's state (set aside for the rescue
-// time after a failure), calls, failures, latest error and the highest
-// ticket it handed out. The source is Down when no server is admitted,
+// time after a failure), calls, failures, times set aside, latest error
+// and the highest ticket it handed out. The source is Down when no server is admitted,
 // Degraded when some server is set aside.
 func (src *Source) Status() sequence.Status {
-	now := time.Now()
-	members := make([]sequence.MemberStatus, len(src.servers))
-	for i, s := range src.servers {
-		state, until := src.rotor.State(i, now)
-		members[i] = sequence.MemberStatus{Index: i, Name: s.where, State: state,
-			Calls: s.calls.Load(), Failures: s.failures.Load(), Highest: s.highest.Load()}
-		members[i].LastError, members[i].LastErrorAt = s.lastErr.Get()
-		if !until.IsZero() {
-			members[i].RescueIn = until.Sub(now)
-		}
-	}
-	return sequence.FromMembers("tickets", members)
+	return src.rotor.Status("tickets", func(i int) string { return src.servers[i].where },
+		func(i int) int64 { return src.servers[i].highest.Load() })
 }
 
 // Close closes the source's pools. It is idempotent.

@@ -127,7 +127,7 @@ func Open(ctx context.Context, rawURL string) (*Source, error) {
 }
 
 func open(ctx context.Context, specs []spec, o options) (*Source, error) {
-	src := &Source{rotor: rotate.New(len(specs), o.rescue), timeout: o.timeout}
+	src := &Source{rotor: rotate.New("tickets source", len(specs), o.rescue), timeout: o.timeout}
 	var errs []error
 	for _, sp := range specs {
 		admin, err := sp.adminDB()

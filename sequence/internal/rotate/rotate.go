@@ -3,13 +3,17 @@
 // sequence does: a member that errs is set aside for a rescue time, one
 // that is used up is set aside for good, and a call that finds every
 // member set aside still tries the ones not used up, so that a recovered
-// member is found at once.
+// member is found at once. Setting a member aside is logged once and
+// counted, and Status reports the members as a composition's are
+// (sequence.Status), so that metrics, /readyz and the health endpoints
+// raise JD's alarm for a table switched away from.
 package rotate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
@@ -31,31 +35,47 @@ const gone = -1 // downUntil of an exhausted member
 
 // Rotor chooses members. It is safe for concurrent use.
 type Rotor struct {
-	next      atomic.Uint64
-	downUntil []atomic.Int64 // unix nanoseconds; 0 up; gone
-	rescue    time.Duration
+	who     string // names the source in logs: "autoinc source"
+	next    atomic.Uint64
+	members []member
+	rescue  time.Duration
 }
 
-// New returns a Rotor over n members that sets a failing one aside for
-// rescue.
-func New(n int, rescue time.Duration) *Rotor {
-	return &Rotor{downUntil: make([]atomic.Int64, n), rescue: rescue}
+type member struct {
+	downUntil                  atomic.Int64 // unix nanoseconds; 0 up; gone
+	calls, failures, ejections atomic.Uint64
+	lastErr                    sequence.LastError
 }
 
-// Len returns the number of members.
-func (r *Rotor) Len() int { return len(r.downUntil) }
+// New returns a Rotor over n members of the source who names that sets
+// a failing one aside for rescue.
+func New(who string, n int, rescue time.Duration) *Rotor {
+	return &Rotor{who: who, members: make([]member, n), rescue: rescue}
+}
 
-// State returns member i's state at now, as sequence.MemberStatus.State
-// words it: admitted, ejected (set aside until the time returned) or
-// exhausted.
-func (r *Rotor) State(i int, now time.Time) (string, time.Time) {
-	switch d := r.downUntil[i].Load(); {
-	case d == gone:
-		return sequence.MemberExhausted, time.Time{}
-	case d > now.UnixNano():
-		return sequence.MemberEjected, time.Unix(0, d)
+// Status reports the members (named by name) as sequence.Status does a
+// composition's: each one's state, calls, failures, times set aside and
+// latest error, and highest(i) when it is not nil.
+func (r *Rotor) Status(kind string, name func(i int) string, highest func(i int) int64) sequence.Status {
+	now := time.Now()
+	out := make([]sequence.MemberStatus, len(r.members))
+	for i := range r.members {
+		m := &r.members[i]
+		st := sequence.MemberStatus{Index: i, Name: name(i), State: sequence.MemberAdmitted,
+			Calls: m.calls.Load(), Failures: m.failures.Load(), Ejections: m.ejections.Load()}
+		switch d := m.downUntil.Load(); {
+		case d == gone:
+			st.State = sequence.MemberExhausted
+		case d > now.UnixNano():
+			st.State, st.RescueIn = sequence.MemberEjected, time.Unix(0, d).Sub(now)
+		}
+		st.LastError, st.LastErrorAt = m.lastErr.Get()
+		if highest != nil {
+			st.Highest = highest(i)
+		}
+		out[i] = st
 	}
-	return sequence.MemberAdmitted, time.Time{}
+	return sequence.FromMembers(kind, out)
 }
 
 // Do calls fn with member indexes, starting with the next in turn and
@@ -65,7 +85,7 @@ func (r *Rotor) State(i int, now time.Time) (string, time.Time) {
 // Exhausted). It returns nil after a success, ctx's error when ctx ends,
 // and otherwise every member's error, joined.
 func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) error) error {
-	n := len(r.downUntil)
+	n := len(r.members)
 	start := int(r.next.Add(1) % uint64(n))
 	var errs []error
 	tried := make([]bool, 0, 8)
@@ -78,7 +98,8 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 		now := time.Now().UnixNano()
 		for k := 0; k < n; k++ {
 			i := (start + k) % n
-			d := r.downUntil[i].Load()
+			m := &r.members[i]
+			d := m.downUntil.Load()
 			if tried[i] || d == gone || pass == 0 && d > now {
 				continue
 			}
@@ -87,21 +108,19 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 			}
 			tried[i] = true
 			err := fn(ctx, i)
+			m.calls.Add(1)
 			if err == nil {
 				if d != 0 {
-					r.downUntil[i].CompareAndSwap(d, 0)
+					m.downUntil.CompareAndSwap(d, 0)
 				}
 				return nil
 			}
 			if ctx.Err() != nil {
 				return err
 			}
-			var ex errExhausted
-			if errors.As(err, &ex) {
-				r.downUntil[i].Store(gone)
-			} else {
-				r.downUntil[i].Store(time.Now().Add(r.rescue).UnixNano())
-			}
+			m.failures.Add(1)
+			m.lastErr.Set(err, time.Now())
+			r.setAside(i, d, err)
 			errs = append(errs, fmt.Errorf("member %d: %w", i, err))
 		}
 	}
@@ -111,15 +130,35 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 	return errors.Join(errs...)
 }
 
+// setAside sets member i, whose downUntil was d, aside after err: for
+// good when err was made by Exhausted, else for the rescue time. A member
+// that was serving is counted and logged once, as a composition's
+// ejection is.
+func (r *Rotor) setAside(i int, d int64, err error) {
+	m := &r.members[i]
+	var ex errExhausted
+	if errors.As(err, &ex) {
+		if m.downUntil.Swap(gone) != gone {
+			slog.Error(r.who+": member used up; skipped for good", "member", i, "err", err)
+		}
+		return
+	}
+	m.downUntil.Store(time.Now().Add(r.rescue).UnixNano())
+	if d == 0 || d <= time.Now().UnixNano() {
+		m.ejections.Add(1)
+		slog.Warn(r.who+": member failed; set aside, the others serve", "member", i, "rescue_after", r.rescue, "err", err)
+	}
+}
+
 // Next is the Next of a source whose members each issue values (the
 // tables of an auto-increment source, Flickr ticket servers): take(ctx, i)
-// gets one from member i, through Do. who names the source in errors
-// ("autoinc source"). It returns an error wrapping idforge.ErrClosed when
+// gets one from member i, through Do. It returns an error wrapping idforge.ErrClosed when
 // closed, idforge.ErrSpaceExhausted when every member is used up, and
 // otherwise, when no member issues, one wrapping idforge.ErrUnavailable
 // with every member's error (so that one wrapping
 // idforge.ErrStoreFailedOver keeps its code).
-func (r *Rotor) Next(ctx context.Context, who string, closed bool, take func(ctx context.Context, i int) (int64, error)) (int64, error) {
+func (r *Rotor) Next(ctx context.Context, closed bool, take func(ctx context.Context, i int) (int64, error)) (int64, error) {
+	who := r.who
 	if closed {
 		return 0, fmt.Errorf("%s: %w", who, idforge.ErrClosed)
 	}

@@ -3,15 +3,17 @@ package rotate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/sequence"
 )
 
 func TestRotor(t *testing.T) {
 	ctx := context.Background()
-	r := New(4, time.Hour)
+	r := New("src", 4, time.Hour)
 	var calls []int
 	failing := map[int]error{1: errors.New("down"), 2: Exhausted(errors.New("used up"))}
 	do := func() (int, error) {
@@ -66,7 +68,7 @@ func TestRotor(t *testing.T) {
 		t.Fatalf("recovered member: %d, %v", i, err)
 	}
 	// All used up.
-	all := New(1, time.Hour)
+	all := New("src", 1, time.Hour)
 	all.Do(ctx, func(context.Context, int) error { return Exhausted(idforge.ErrSpaceExhausted) })
 	if err := all.Do(ctx, func(context.Context, int) error { return nil }); !errors.Is(err, idforge.ErrSpaceExhausted) {
 		t.Fatalf("every member used up: %v", err)
@@ -74,7 +76,7 @@ func TestRotor(t *testing.T) {
 	// A cancelled context stops at once.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := New(2, time.Hour).Do(cctx, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
+	if err := New("src", 2, time.Hour).Do(cctx, func(context.Context, int) error { return nil }); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -84,10 +86,10 @@ func TestRotor(t *testing.T) {
 // the members' errors) when one that is not used up fails.
 func TestNext(t *testing.T) {
 	ctx := context.Background()
-	if _, err := New(1, time.Hour).Next(ctx, "src", true, nil); !errors.Is(err, idforge.ErrClosed) {
+	if _, err := New("src", 1, time.Hour).Next(ctx, true, nil); !errors.Is(err, idforge.ErrClosed) {
 		t.Fatalf("closed: %v", err)
 	}
-	r := New(2, time.Hour)
+	r := New("src", 2, time.Hour)
 	failing := map[int]error{0: Exhausted(idforge.ErrSpaceExhausted), 1: idforge.ErrStoreFailedOver}
 	take := func(_ context.Context, i int) (int64, error) {
 		if err := failing[i]; err != nil {
@@ -95,15 +97,37 @@ func TestNext(t *testing.T) {
 		}
 		return int64(10 + i), nil
 	}
-	if _, err := r.Next(ctx, "src", false, take); !errors.Is(err, idforge.ErrUnavailable) || idforge.ErrorCode(err) != idforge.CodeStoreFailedOver {
+	if _, err := r.Next(ctx, false, take); !errors.Is(err, idforge.ErrUnavailable) || idforge.ErrorCode(err) != idforge.CodeStoreFailedOver {
 		t.Fatalf("one used up, one failed over: %v (code %s)", err, idforge.ErrorCode(err))
 	}
 	delete(failing, 1)
-	if v, err := r.Next(ctx, "src", false, take); err != nil || v != 11 {
+	if v, err := r.Next(ctx, false, take); err != nil || v != 11 {
 		t.Fatalf("member 1 back: %d, %v", v, err)
 	}
 	failing[1] = Exhausted(idforge.ErrSpaceExhausted)
-	if _, err := r.Next(ctx, "src", false, take); !errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrUnavailable) {
+	if _, err := r.Next(ctx, false, take); !errors.Is(err, idforge.ErrSpaceExhausted) || errors.Is(err, idforge.ErrUnavailable) {
 		t.Fatalf("every member used up: %v", err)
+	}
+}
+
+// A failing member is counted as set aside once per time it is set
+// aside, however many calls it fails while aside, and Status reports it.
+func TestRotorStatus(t *testing.T) {
+	r := New("src", 2, time.Hour)
+	for range 5 {
+		r.Do(context.Background(), func(_ context.Context, i int) error {
+			if i == 1 {
+				return errors.New("down")
+			}
+			return nil
+		})
+	}
+	st := r.Status("kind", func(i int) string { return fmt.Sprint("m", i) }, nil)
+	m := st.Members[1]
+	if st.Health != sequence.Degraded || m.State != sequence.MemberEjected || m.Ejections != 1 || m.Failures != 1 || m.LastError != "down" {
+		t.Fatalf("status %+v; want degraded, member m1 ejected once after one failure", st)
+	}
+	if st.Members[0].Calls < 4 || st.Members[0].State != sequence.MemberAdmitted {
+		t.Fatalf("member m0 %+v; want admitted, serving the calls", st.Members[0])
 	}
 }
