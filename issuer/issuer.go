@@ -833,7 +833,8 @@ const (
 	// issued from still has IDs buffered.
 	Degraded = "degraded"
 	// Unavailable: the store fails and some key has nothing buffered (or
-	// the node has issued from no segment key yet).
+	// the node has issued from no segment key yet), a source is down, or
+	// the snowflake generator refuses to issue.
 	Unavailable = "unavailable"
 )
 
@@ -848,6 +849,12 @@ type Readiness struct {
 	// Sources holds the sequence sources that are not up: one degraded
 	// makes the node Degraded, one down Unavailable.
 	Sources []SourceStatus
+	// Snowflake is why the snowflake generator refuses to issue now
+	// (snowflake.Generator.Refusing: the clock is behind what it issued
+	// beyond the allowed wait, or its worker ID's lease is lost), which
+	// makes the node Unavailable, as Leaf takes such a node out of
+	// service; nil while it issues.
+	Snowflake error
 }
 
 // CanServe reports whether the status is Ready or Degraded.
@@ -870,6 +877,11 @@ func (i *Issuer) Readiness(ctx context.Context) Readiness {
 		}
 	}
 	i.weighSources(&r)
+	if i.snow != nil {
+		if r.Snowflake = i.snow.Refusing(); r.Snowflake != nil {
+			r.Status = Unavailable
+		}
+	}
 	return r
 }
 

@@ -774,8 +774,7 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 		switch {
 		case tick >= g.p.endTick:
 			g.mu.Unlock()
-			return n, fmt.Errorf("%w: the clock reads %s, at or after the layout's end %s", idforge.ErrLayoutExpired,
-				now.UTC().Format(time.RFC3339Nano), g.layout.Expires().Format(time.RFC3339))
+			return n, g.expiredErr(now)
 
 		case wait > 0:
 			// Drift waits for room (above).
@@ -885,30 +884,71 @@ func (g *Generator) until(now time.Time, ms, tick int64) time.Duration {
 	return time.Duration(diff)*time.Millisecond - time.Duration(now.Nanosecond()%int(time.Millisecond))
 }
 
+// Refusing returns the error Next would refuse with now, without issuing
+// or waiting: the worker ID's lease is lost (idforge.ErrLeaseLost), the
+// clock is behind the newest issued tick or an earlier run's fence by
+// more than MaxBackwardWait and borrowing cover
+// (idforge.ErrClockMovedBackwards), or the layout has run out
+// (idforge.ErrLayoutExpired); nil when Next would issue, or wait a moment
+// and issue. /readyz answers not ready while it is not nil.
+func (g *Generator) Refusing() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	now := g.clock.Now()
+	if !g.bind.Load().allowed(now) {
+		return g.leaseError(now)
+	}
+	ms := now.UnixMilli() - g.p.epochMs
+	tick := floorDiv(ms, g.p.unitMs)
+	last := g.last
+	if tick < last && last >= 0 {
+		if borrowed, ok := g.borrowTick(now, last, g.takenLocked(g.seq.Load())-1); ok {
+			tick = borrowed
+		}
+	}
+	switch ref := max(last, 0); {
+	case tick >= g.p.endTick:
+		return g.expiredErr(now)
+	case tick < ref:
+		if wait := g.until(now, ms, ref); g.maxBack < 0 || wait > g.maxBack {
+			return g.backwardMsg(now, wait, last)
+		}
+	}
+	return nil
+}
+
 // backwardErr counts and logs a refusal because the clock is behind the
 // newest issued tick by behind, last being the newest tick, and returns its
 // error. Called with mu held.
 func (g *Generator) backwardErr(now time.Time, behind time.Duration, last int64) error {
 	g.backRefusals++
+	err := g.backwardMsg(now, behind, last)
+	g.logRateLimited(now, slog.LevelError, "snowflake: refusing to issue IDs", "err", err)
+	return err
+}
+
+// backwardMsg is backwardErr's error.
+func (g *Generator) backwardMsg(now time.Time, behind time.Duration, last int64) error {
 	waits := "never waits"
 	if g.maxBack >= 0 {
 		waits = "waits up to " + g.maxBack.String()
 	}
-	var err error
 	if last < 0 {
-		err = fmt.Errorf("%w: the clock reads %s, %v before the layout's epoch %s; refusing to issue, %s",
+		return fmt.Errorf("%w: the clock reads %s, %v before the layout's epoch %s; refusing to issue, %s",
 			idforge.ErrClockMovedBackwards, now.UTC().Format(time.RFC3339Nano), behind, g.layout.Epoch.UTC().Format(time.RFC3339Nano), waits)
-	} else {
-		lastTime := g.p.tickStart(last)
-		what := "last issued"
-		if !g.issued {
-			what = "time fence of an earlier run at"
-		}
-		err = fmt.Errorf("%w by %v (now %s, %s %s); refusing to issue, %s",
-			idforge.ErrClockMovedBackwards, behind, now.UTC().Format(time.RFC3339Nano), what, lastTime.Format(time.RFC3339Nano), waits)
 	}
-	g.logRateLimited(now, slog.LevelError, "snowflake: refusing to issue IDs", "err", err)
-	return err
+	what := "last issued"
+	if !g.issued {
+		what = "time fence of an earlier run at"
+	}
+	return fmt.Errorf("%w by %v (now %s, %s %s); refusing to issue, %s",
+		idforge.ErrClockMovedBackwards, behind, now.UTC().Format(time.RFC3339Nano), what, g.p.tickStart(last).Format(time.RFC3339Nano), waits)
+}
+
+// expiredErr is the error of a clock at or after the layout's end.
+func (g *Generator) expiredErr(now time.Time) error {
+	return fmt.Errorf("%w: the clock reads %s, at or after the layout's end %s", idforge.ErrLayoutExpired,
+		now.UTC().Format(time.RFC3339Nano), g.layout.Expires().Format(time.RFC3339))
 }
 
 // logRateLimited logs at most once a second (by the generator's clock).

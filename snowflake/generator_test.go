@@ -571,3 +571,32 @@ func TestBorrowAhead(t *testing.T) {
 		t.Fatalf("1 s back without borrowing: %v", err)
 	}
 }
+
+// Refusing says what Next would refuse with now, without issuing: a
+// clock behind what was issued beyond the allowed wait, and nothing once
+// it has caught up.
+func TestRefusing(t *testing.T) {
+	clk := fakeclock.New(time.Date(2025, 4, 13, 10, 0, 0, 0, time.UTC))
+	g, err := New(Settings{Worker: 1, Clock: clk, MaxBackwardWait: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if _, err := g.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Refusing(); err != nil {
+		t.Fatalf("Refusing with the clock on time: %v", err)
+	}
+	clk.Add(-time.Second)
+	if err := g.Refusing(); !errors.Is(err, idforge.ErrClockMovedBackwards) {
+		t.Fatalf("Refusing with the clock 1s behind: %v; want ErrClockMovedBackwards", err)
+	}
+	if _, err := g.Next(context.Background()); !errors.Is(err, idforge.ErrClockMovedBackwards) {
+		t.Fatalf("Next disagrees with Refusing: %v", err)
+	}
+	clk.Add(time.Second + time.Millisecond)
+	if err := g.Refusing(); err != nil {
+		t.Fatalf("Refusing once the clock caught up: %v", err)
+	}
+}

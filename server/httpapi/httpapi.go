@@ -442,6 +442,11 @@ type readyResponse struct {
 	Keys map[string]bufferJSON `json:"keys,omitempty"`
 	// Sources summarises the sequence sources that are not up.
 	Sources map[string]sourceSummary `json:"sources,omitempty"`
+	// Snowflake says why the snowflake generator refuses to issue (the
+	// clock is behind what it issued beyond the allowed wait, or the
+	// worker ID's lease is lost): the node is unavailable until it
+	// issues again.
+	Snowflake string `json:"snowflake,omitempty"`
 }
 
 type bufferJSON struct {
@@ -452,7 +457,8 @@ type bufferJSON struct {
 
 // readyz answers 200 while the node can issue: the store answers, or it
 // does not but every active segment key still has IDs buffered
-// ("degraded"); otherwise 503. ?verbose=1 adds every key's buffers.
+// ("degraded"); otherwise, or while the snowflake generator refuses to
+// issue, 503. ?verbose=1 adds every key's buffers.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -478,6 +484,9 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	resp.Sources = summarise(rd.Sources)
+	if rd.Snowflake != nil {
+		resp.Snowflake = rd.Snowflake.Error()
+	}
 	status := http.StatusOK
 	if !rd.CanServe() {
 		status = http.StatusServiceUnavailable
