@@ -103,6 +103,19 @@ type Defaults struct {
 	ContextTimeout bool
 }
 
+// FailFast are the client settings of a part a request waits on (an INCR
+// source, a per-period counter, the redisseg store): one retry, one
+// redial of a second at most, reads of half a second (plus the WAIT
+// timeout, whose reply comes after it), and the request's deadline
+// bounding every read and write. Through a fail-over the request ends
+// at once with an error wrapping idforge.ErrUnavailable, and its client
+// can fail over to another node, instead of waiting out go-redis's own
+// defaults (three retries of five redials each, 3s reads).
+var FailFast = Defaults{
+	DialTimeout: time.Second, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond,
+	MaxRetries: 1, DialerRetries: 1, ContextTimeout: true,
+}
+
 // Replication is how many replicas must hold a write that hands out
 // values before the values are handed out (Writer.Eval): Redis's WAIT
 // numreplicas timeout after the write. Sentinel and Cluster promote the
@@ -240,6 +253,9 @@ func Parse(u *url.URL, q *dsn.Query, useTLS, waits bool, d Defaults) (*Options, 
 	}
 	if err != nil {
 		return nil, q.Errorf("%v", dsn.Scrub(err, password(u)))
+	}
+	if o.Replication.MinReplicas > 0 && d.ReadTimeout > 0 {
+		d.ReadTimeout += o.Replication.Timeout // the reply to WAIT comes after it
 	}
 	o.applyDefaults(d)
 	if o.Replication.MinReplicas > 0 {

@@ -83,3 +83,16 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// redisconn.FailFast's read timeout leaves room for the WAIT reply, whatever the
+// wait_timeout: the URL need not set read_timeout to raise wait_timeout.
+func TestFailFastReadsOutlastWait(t *testing.T) {
+	u, _ := url.Parse("redis+sentinel://127.0.0.1:26379/m?wait_timeout=2s")
+	o, err := redisconn.Parse(u, dsn.NewQuery(u, "test URL"), false, true, redisconn.FailFast)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rt := o.Failover().ReadTimeout; rt != redisconn.FailFast.ReadTimeout+2*time.Second || !o.Failover().ContextTimeoutEnabled || o.Failover().MaxRetries != 1 {
+		t.Fatalf("read timeout %v, context timeouts %v, retries %d; want %v, true, 1", rt, o.Failover().ContextTimeoutEnabled, o.Failover().MaxRetries, redisconn.FailFast.ReadTimeout+2*time.Second)
+	}
+}

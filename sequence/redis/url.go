@@ -44,7 +44,7 @@ func client(ctx context.Context, u *url.URL, q *dsn.Query) (goredis.UniversalCli
 		return nil, redisconn.Replication{}, err
 	}
 	base, _ := redisconn.SplitScheme(u.Scheme)
-	o, err := redisconn.Parse(u, q, base == "rediss", true, redisconn.Defaults{})
+	o, err := redisconn.Parse(u, q, base == "rediss", true, redisconn.FailFast)
 	if err != nil {
 		return nil, redisconn.Replication{}, err
 	}

@@ -16,17 +16,6 @@ import (
 // Scheme is the store URL scheme this package registers with store.Open.
 const Scheme = "redisseg"
 
-// Timeouts of the Redis client opened from a URL, unless the URL sets
-// go-redis's own parameters: a Redis that does not answer should send
-// claims to the database quickly, not hold them.
-const (
-	urlDialTimeout  = time.Second
-	urlReadTimeout  = 500 * time.Millisecond
-	urlWriteTimeout = 500 * time.Millisecond
-	urlMaxRetries   = 1
-	urlDialRetries  = 1
-)
-
 func init() {
 	forms := map[redisconn.Topology]string{
 		redisconn.Single:   "://[user:password@]host:6379/0?store=<store URL>",
@@ -108,10 +97,9 @@ func parseURL(u *url.URL) (urlConfig, error) {
 	if strings.EqualFold(inner.Scheme, Scheme) {
 		return urlConfig{}, q.Errorf("the durable store cannot be another %s store", Scheme)
 	}
-	p.redis, err = redisconn.Parse(u, q, useTLS, false, redisconn.Defaults{
-		DialTimeout: urlDialTimeout, ReadTimeout: urlReadTimeout, WriteTimeout: urlWriteTimeout,
-		MaxRetries: urlMaxRetries, DialerRetries: urlDialRetries, ContextTimeout: true,
-	})
+	// A Redis that does not answer should send claims to the database
+	// quickly, not hold them.
+	p.redis, err = redisconn.Parse(u, q, useTLS, false, redisconn.FailFast)
 	if err != nil {
 		return urlConfig{}, err
 	}

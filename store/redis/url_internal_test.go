@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/redisconn"
 )
 
 func TestParseURL(t *testing.T) {
@@ -35,8 +36,8 @@ func TestParseURL(t *testing.T) {
 	if o.PoolSize != 7 || o.ReadTimeout != 2*time.Second {
 		t.Errorf("go-redis parameters lost: pool_size %d read_timeout %v", o.PoolSize, o.ReadTimeout)
 	}
-	if o.DialTimeout != urlDialTimeout || o.WriteTimeout != urlWriteTimeout || o.MaxRetries != urlMaxRetries ||
-		o.DialerRetries != urlDialRetries || !o.ContextTimeoutEnabled {
+	if d := redisconn.FailFast; o.DialTimeout != d.DialTimeout || o.WriteTimeout != d.WriteTimeout || o.MaxRetries != d.MaxRetries ||
+		o.DialerRetries != d.DialerRetries || !o.ContextTimeoutEnabled {
 		t.Errorf("defaults not applied: dial %v write %v retries %d dial attempts %d context timeouts %v",
 			o.DialTimeout, o.WriteTimeout, o.MaxRetries, o.DialerRetries, o.ContextTimeoutEnabled)
 	}
