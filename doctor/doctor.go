@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,12 +83,13 @@ const (
 	clockFail = time.Second
 )
 
-// runningNode is what a running node said about itself (GET /v1/keys).
+// runningNode is what a running node said about itself (GET /v1/keys),
+// between sent and received.
 type runningNode struct {
-	url string
-	err error
+	url            string
+	err            error
+	sent, received time.Time
 	httpwire.Keys
-	httpwire.Answer
 }
 
 type doctor struct {
@@ -108,8 +108,9 @@ func (d *doctor) add(status Status, check, fix, format string, args ...any) {
 func Run(ctx context.Context, c Config) []Finding {
 	d := &doctor{Config: c, now: time.Now()}
 	for _, u := range c.Nodes {
-		n := runningNode{url: u}
-		n.Keys, n.Answer, n.err = httpwire.AllKeys(ctx, u, c.Token)
+		n := runningNode{url: u, sent: time.Now()}
+		n.Keys, n.err = httpwire.AllKeys(ctx, u, c.Token)
+		n.received = time.Now()
 		d.nodes = append(d.nodes, n)
 	}
 	d.ClusterSize = cmp.Or(d.ClusterSize, len(d.nodes))
@@ -125,17 +126,6 @@ func Run(ctx context.Context, c Config) []Finding {
 	d.checkClocks()
 	d.checkStore(ctx)
 	return d.findings
-}
-
-// Failed counts the failed findings.
-func Failed(fs []Finding) int {
-	n := 0
-	for _, f := range fs {
-		if f.Status == Fail {
-			n++
-		}
-	}
-	return n
 }
 
 // checkExposure: a listener beyond loopback needs tokens (serve refuses
@@ -293,25 +283,12 @@ func (d *doctor) checkClocks() {
 			d.add(Fail, "node", "check the URL, the token and that the node runs", "%s: %v", n.url, n.err)
 			continue
 		}
-		rtt := n.Received.Sub(n.Sent)
-		mid := n.Sent.Add(rtt / 2)
-		var offset time.Duration
-		switch date := n.Header.Get("Date"); {
-		case n.Snowflake != nil:
-			offset = n.Snowflake.Now.Sub(mid)
-		case date != "":
-			t, err := http.ParseTime(date)
-			if err != nil {
-				d.add(Skip, "clock", "", "%s: no clock reading (Date %q)", n.url, date)
-				continue
-			}
-			// Date has whole seconds: it is late by up to one.
-			offset = t.Add(500 * time.Millisecond).Sub(mid)
-			rtt += time.Second
-		default:
+		if n.Snowflake == nil {
 			d.add(Skip, "clock", "", "%s: no clock reading", n.url)
 			continue
 		}
+		rtt := n.received.Sub(n.sent)
+		offset := n.Snowflake.Now.Sub(n.sent.Add(rtt / 2))
 		abs := max(offset, -offset)
 		ahead := "ahead of"
 		if offset < 0 {

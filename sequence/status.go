@@ -134,13 +134,8 @@ func (l *LastError) Set(err error, t time.Time) {
 	if err == nil {
 		return
 	}
-	l.SetMessage(err.Error(), t)
-}
-
-// SetMessage records msg as the newest error, at t.
-func (l *LastError) SetMessage(msg string, t time.Time) {
 	l.mu.Lock()
-	l.msg, l.at = msg, t
+	l.msg, l.at = err.Error(), t
 	l.mu.Unlock()
 }
 

@@ -32,7 +32,7 @@ func TestRemoteReadersFollowKeyPages(t *testing.T) {
 	if floors["a"] != 10 || floors["b"] != 20 {
 		t.Fatalf("keys repair read %v; want a 10 and b 20 from two pages", floors)
 	}
-	keys, _, err := httpwire.AllKeys(context.Background(), srv.URL, "")
+	keys, err := httpwire.AllKeys(context.Background(), srv.URL, "")
 	if err != nil || len(keys.Keys) != 2 || keys.Keys[1].Key != "b" {
 		t.Fatalf("doctor read %d keys (%v); want both pages", len(keys.Keys), err)
 	}

@@ -154,7 +154,7 @@ func readClaimed(ctx context.Context, node, token string, floors map[string]int6
 	if _, err := url.Parse(base); err != nil {
 		return usageErr("--from-nodes %q: %v", node, err)
 	}
-	keys, _, err := httpwire.AllKeys(ctx, base, token)
+	keys, err := httpwire.AllKeys(ctx, base, token)
 	if err != nil {
 		return fmt.Errorf("read the claims of node %s: %w", node, err)
 	}

@@ -170,7 +170,7 @@ func serialDefinition(ctx context.Context, base, name, token string) (string, st
 			TimeZone string `json:"time_zone"`
 		} `json:"serials"`
 	}
-	if _, err := httpwire.Get(ctx, base, "/v1/serials", token, &answer); err != nil {
+	if err := httpwire.Get(ctx, base, "/v1/serials", token, &answer); err != nil {
 		return "", "", fmt.Errorf("reading the definition of serial %q: %w", name, err)
 	}
 	for _, s := range answer.Serials {
