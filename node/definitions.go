@@ -183,9 +183,8 @@ type catalog struct {
 	metrics     *metrics.Metrics // nil: register none (a command's catalog)
 	countersDir string
 	file        map[string][]issuer.Defined // by kind, sorted by name
-	// fileCounters are the file's counters with their passwords: a
-	// command's catalog opens them on first use (a node has opened them
-	// at start, and its issuer never asks here for them).
+	// fileCounters are the file's counters with their passwords, which
+	// a command's catalog opens on first use.
 	fileCounters map[string]idforge.Definition
 	recheck      time.Duration
 
@@ -260,6 +259,9 @@ func (c liveCounter) CountsPer() (string, *time.Location) {
 // for serial templates' by=): it answers ErrRetired once the counter is.
 func (c liveCounter) Member(ctx context.Context, value string) (idforge.PeriodCounter, error) {
 	set, ok := c.o.ctr.(serial.CounterSet)
+	if c.o.retired.Load() {
+		return nil, c.o.retiredErr()
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w: counter %q cannot count apart for each value", idforge.ErrInvalidArgument, c.o.name)
 	}
@@ -308,7 +310,9 @@ func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir st
 	}
 	for _, ctr := range s.Counters {
 		spec, _ := json.Marshal(ctr)
-		c.fileCounters[ctr.Name] = idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}
+		if m == nil { // a node has opened them, and must not open them twice
+			c.fileCounters[ctr.Name] = idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}
+		}
 		c.file[KindCounter] = append(c.file[KindCounter], redacted(issuer.Defined{Origin: idforge.OriginFile,
 			Definition: idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}}))
 	}

@@ -281,3 +281,25 @@ func TestDefinitionsRefused(t *testing.T) {
 	a.must(t, 404, "GET", "/v1/counters/nosuch", "")
 	a.must(t, 405, "PUT", "/v1/sources/filesrc", "")
 }
+
+// A counter defined through the API counts per unit per day under a
+// serial's by=, and its members stop with it when it is retired.
+func TestDefinedCounterPerUnit(t *testing.T) {
+	a := openAPINode(t, "sqlite://"+filepath.Join(t.TempDir(), "shared.db"), 1, nil)
+	a.must(t, 201, "POST", "/v1/counters", fmt.Sprintf(`{"name":"daily","url":"sqlite://%s?period=day"}`, filepath.Join(t.TempDir(), "c.db")))
+	a.must(t, 201, "POST", "/v1/serials", `{"name":"jobs","template":"@{date:yyyyMMdd}-@{param:unit,width=4,chars=digits}-@{seq:daily,by=unit,width=5}"}`)
+	for unit, want := range map[string]string{"6541": "-6541-00002", "6542": "-6542-00002"} {
+		got := a.values(t, "/v1/serials/jobs?count=2&param.unit="+unit, "values")
+		if len(got) != 2 || !strings.HasSuffix(got[1], want) {
+			t.Fatalf("unit %s: %v; want the second to end in %s", unit, got, want)
+		}
+	}
+	a.must(t, 200, "DELETE", "/v1/counters/daily", "")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if status, body := a.do(t, "GET", "/v1/serials/jobs?param.unit=6541", ""); status == 409 && strings.Contains(body, "retired") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("a member of a retired counter still answers: %d %s", status, body)
+		}
+	}
+}
