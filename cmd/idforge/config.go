@@ -307,7 +307,7 @@ func storeHelp() string {
 // workerHelp is the --worker flag's help: every worker-ID source read
 // from worker's registry.
 func workerHelp() string {
-	return "snowflake worker ID: a number, or " + schemeList(worker.Schemes()) +
+	return "snowflake worker ID: N or static://N (a fixed ID), or " + schemeList(worker.Schemes()) +
 		` (README "Worker IDs"; default: the file worker-id in the data directory); env IDFORGE_WORKER`
 }
 

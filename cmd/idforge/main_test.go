@@ -301,7 +301,8 @@ template = "@{param:area}-@{param:unit,width=4}-@{seq:order,width=5}"
 	if code, _, stderr := runCmd(t, e, "serial", "nope"); code != 1 || !strings.Contains(stderr, "nope") {
 		t.Errorf("unknown serial: %d %q", code, stderr)
 	}
-	code, out, _ := runCmd(t, e, "serial", "check", "SN-@{seq:sn,width=6}-@{checksum:mod,of=seq}")
+	// With IDFORGE_CONFIG, serial check sees the configured keys.
+	code, out, _ := runCmd(t, e, "serial", "check", "SN-@{seq:order,width=6}-@{checksum:mod,of=seq}")
 	if code != 0 || !strings.Contains(out, "max length: 11") || !strings.Contains(out, "example: SN-000001-9") {
 		t.Fatalf("serial check: %d %q", code, out)
 	}
