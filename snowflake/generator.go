@@ -902,7 +902,10 @@ func (g *Generator) Refusing() error {
 	tick := floorDiv(ms, g.p.unitMs)
 	last := g.last
 	if tick < last && last >= 0 {
-		if borrowed, ok := g.borrowTick(now, last, g.takenLocked(g.seq.Load())-1); ok {
+		if g.drift && ms >= g.seenMs {
+			return nil // a burst ran ahead of a clock that never went back: Next waits
+		}
+		if borrowed, ok := g.borrowTick(now, last, g.takenLocked(g.seq.Load())-1, false); ok {
 			tick = borrowed
 		}
 	}
