@@ -24,8 +24,9 @@
 //
 // Parameters go in the query string; each package's documentation lists
 // its own, and Schemes lists every form. Errors never show a password.
-// The idforge binary relies on this registry; a Go program may call each
-// backend's NewSource with a client or pool it owns instead.
+// The idforge binary relies on this registry; a Go program may call a
+// backend's NewSource (redis, memcache, mongo) with a client it owns
+// instead.
 //
 // What a failure does, in short (details in each package):
 //

@@ -48,8 +48,8 @@
 //	create   create missing tables (default true)
 //
 // and the connection parameters of sequence/sqlrow (timeout,
-// max_open_conns, busy_timeout, driver parameters). Tables in databases
-// with different credentials: build the Source with NewSource.
+// max_open_conns, busy_timeout, driver parameters); the databases of
+// also share the URL's credentials.
 //
 // Failures: a table that errs is left aside for the rescue time and the
 // next one answers; so is a table that issues an id not above one it

@@ -10,9 +10,8 @@ import (
 	"strings"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // Repair says how RepairFailover raises auto-increment tables.
@@ -46,7 +45,7 @@ func RepairFailover(ctx context.Context, db *sql.DB, table string, r Repair) (id
 	if !sqldb.ValidIdent(table) {
 		return idforge.FailoverState{}, fmt.Errorf("%w: autoinc repair: table name %q (want letters, digits and _)", idforge.ErrInvalidArgument, table)
 	}
-	states, err := repair(ctx, []*sqldb.DB{d}, []Table{{DB: db, Name: table}}, r)
+	states, err := repair(ctx, []*sqldb.DB{d}, []tableSpec{{DB: db, Name: table}}, r)
 	if err != nil {
 		return idforge.FailoverState{}, err
 	}
@@ -82,11 +81,11 @@ func repairURL(ctx context.Context, u *url.URL, r sequence.Repair) (string, erro
 
 // repair raises tables, each on the database of dbs whose pool it names,
 // and then accepts the fence of each of dbs.
-func repair(ctx context.Context, dbs []*sqldb.DB, tables []Table, r Repair) ([]idforge.FailoverState, error) {
+func repair(ctx context.Context, dbs []*sqldb.DB, tables []tableSpec, r Repair) ([]idforge.FailoverState, error) {
 	if r.Floor < 1 {
 		return nil, fmt.Errorf("%w: autoinc repair: floor %d is below 1", idforge.ErrInvalidArgument, r.Floor)
 	}
-	fences := make([]*sqlfence.Fence, len(dbs))
+	fences := make([]*sqldb.Fence, len(dbs))
 	for i, d := range dbs {
 		f, err := d.Fence(ctx, false)
 		if err != nil {
@@ -102,7 +101,7 @@ func repair(ctx context.Context, dbs []*sqldb.DB, tables []Table, r Repair) ([]i
 	for _, t := range tables {
 		for _, d := range dbs {
 			if d.DB == t.DB {
-				if err := raise(ctx, d, t.Name, r.Floor); err != nil {
+				if err := d.RaiseAutoID(ctx, d, t.Name, r.Floor); err != nil {
 					return nil, fmt.Errorf("autoinc repair: raise table %s on %s: %w", t.Name, d.Where, err)
 				}
 			}
@@ -121,23 +120,4 @@ func repair(ctx context.Context, dbs []*sqldb.DB, tables []Table, r Repair) ([]i
 		states[i] = idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}
 	}
 	return states, nil
-}
-
-// raise makes the table's next id above floor, never lowering it.
-func raise(ctx context.Context, d *sqldb.DB, table string, floor int64) error {
-	if d.Dialect == sqldb.MySQL {
-		// MySQL keeps it above the largest id.
-		var next sql.NullInt64
-		err := d.QueryRowContext(ctx, `SELECT AUTO_INCREMENT FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?`, table).Scan(&next)
-		if err == nil && next.Int64 <= floor {
-			_, err = d.ExecContext(ctx, fmt.Sprintf("ALTER TABLE %s AUTO_INCREMENT = %d", d.Quote(table), floor+1))
-		}
-		return err
-	}
-	var seq string
-	if err := d.QueryRowContext(ctx, `SELECT pg_get_serial_sequence($1, 'id')`, table).Scan(&seq); err != nil {
-		return err
-	}
-	_, err := d.ExecContext(ctx, `SELECT setval($1::regclass, $2) WHERE (SELECT last_value FROM `+seq+`) < $2`, seq, floor)
-	return err
 }

@@ -14,10 +14,9 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/closeonce"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // MaxTables is the largest number of tables a Source combines (10 bits).
@@ -26,25 +25,24 @@ const MaxTables = 1024
 // DefaultRescue is Config.Rescue when left zero.
 const DefaultRescue = 30 * time.Second
 
-// Table is one auto-increment table of a Source.
-type Table struct {
-	// DB is a go-sql-driver/mysql, pgx stdlib or modernc sqlite pool; the
-	// caller keeps owning it. Tables may share a pool or use different
+// tableSpec is one auto-increment table of a Source.
+type tableSpec struct {
+	// DB is the table's pool. Tables may share a pool or use different
 	// databases and servers.
 	DB *sql.DB
 	// Name is the table's name: letters, digits and '_'.
 	Name string
 }
 
-// Config configures a Source. Tables is required.
-type Config struct {
+// config is what a source URL says.
+type config struct {
 	// Tables are the 2^n tables, n ≥ 0, at most MaxTables; a table's
 	// position is its index in every value.
-	Tables []Table
+	Tables []tableSpec
 	// Rescue is how long a failing table is left aside before it is tried
 	// again; DefaultRescue when zero.
 	Rescue time.Duration
-	// NoCreate makes NewSource fail instead of creating missing tables.
+	// NoCreate makes opening fail instead of creating missing tables.
 	NoCreate bool
 }
 
@@ -55,7 +53,7 @@ type table struct {
 	// fenced says that insert holds the failover fence's condition: on a
 	// replica promoted after a fail-over it inserts nothing.
 	fenced bool
-	fence  *sqlfence.Fence
+	fence  *sqldb.Fence
 	// seen is the largest id this process took from the table: an insert
 	// that began after it was taken and gets an id at or below it means
 	// the table was dropped and created again, or restored from a backup,
@@ -79,27 +77,12 @@ var (
 	_ sequence.StatusReporter = (*Source)(nil)
 )
 
-// NewSource returns a source over cfg.Tables, creating missing tables
-// unless cfg.NoCreate is set. It returns an error wrapping
-// idforge.ErrInvalidArgument when the number of tables is not a power of
-// two in [1, MaxTables], a name is bad or two entries name the same table
-// of the same pool.
-func NewSource(ctx context.Context, cfg Config) (*Source, error) {
-	dbs := make([]*sqldb.DB, len(cfg.Tables))
-	for i, t := range cfg.Tables {
-		if t.DB == nil {
-			return nil, fmt.Errorf("%w: autoinc source: table %d has no database", idforge.ErrInvalidArgument, i)
-		}
-		d, err := sqldb.Wrap(t.DB)
-		if err != nil {
-			return nil, fmt.Errorf("%w: autoinc source: table %d: %v", idforge.ErrInvalidArgument, i, err)
-		}
-		dbs[i] = d
-	}
-	return newSource(ctx, cfg, dbs)
-}
-
-func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error) {
+// newSource returns a source over cfg.Tables, each on the database of
+// dbs at its index, creating missing tables unless cfg.NoCreate is set.
+// It returns an error wrapping idforge.ErrInvalidArgument when the number
+// of tables is not a power of two in [1, MaxTables], a name is bad or two
+// entries name the same table of the same pool.
+func newSource(ctx context.Context, cfg config, dbs []*sqldb.DB) (*Source, error) {
 	n := len(cfg.Tables)
 	if n < 1 || n > MaxTables || n&(n-1) != 0 {
 		return nil, fmt.Errorf("%w: autoinc source: %d tables; want a power of two from 1 to %d", idforge.ErrInvalidArgument, n, MaxTables)
@@ -126,16 +109,16 @@ func newSource(ctx context.Context, cfg Config, dbs []*sqldb.DB) (*Source, error
 				return nil, fmt.Errorf("autoinc source: create table %d (%s) on %s: %w", i, t.Name, d.Where, err)
 			}
 		}
-		var fence *sqlfence.Fence
+		var fence *sqldb.Fence
 		if err := d.Retry(ctx, func(ctx context.Context) (err error) { fence, err = d.Fence(ctx, false); return err }); err != nil {
 			return nil, fmt.Errorf("autoinc source: table %d (%s) on %s: %w", i, t.Name, d.Where, err)
 		}
 		switch {
-		case fence != nil && d.Dialect == sqldb.MySQL:
+		case fence != nil && !d.Returning:
 			tb.insert, tb.fenced = "INSERT INTO "+q+" (generate_time) SELECT CURRENT_TIMESTAMP FROM DUAL WHERE 1 = 1"+fence.Cond(), true
 		case fence != nil:
 			tb.insert, tb.fenced = "INSERT INTO "+q+" (generate_time) SELECT now() WHERE 1 = 1"+fence.Cond()+" RETURNING id", true
-		case d.Dialect == sqldb.MySQL:
+		case !d.Returning:
 			tb.insert = "INSERT INTO " + q + " () VALUES ()"
 		default:
 			tb.insert = "INSERT INTO " + q + " DEFAULT VALUES RETURNING id"
@@ -171,7 +154,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 		floor := t.seen.Load()
 		id, err := t.next(ctx)
 		if err != nil {
-			if sqldb.OutOfRange(err) {
+			if sqldb.KindOf(err) == sqldb.OutOfRange {
 				return 0, rotate.Exhausted(fmt.Errorf("%w: table %s: %w", idforge.ErrSpaceExhausted, t.name, err))
 			}
 			return 0, fmt.Errorf("table %s on %s: %w", t.name, t.db.Where, err)
@@ -202,7 +185,7 @@ func (s *Source) Status() sequence.Status {
 func (t *table) next(ctx context.Context) (int64, error) {
 	ctx, cancel := t.db.Ctx(ctx)
 	defer cancel()
-	if t.db.Dialect == sqldb.MySQL {
+	if !t.db.Returning {
 		res, err := t.db.ExecContext(ctx, t.insert)
 		if err != nil {
 			return 0, err
@@ -247,15 +230,7 @@ func Migrate(ctx context.Context, db *sql.DB, table string) error {
 }
 
 func migrate(ctx context.Context, db *sqldb.DB, table string) error {
-	var q string
-	switch db.Dialect {
-	case sqldb.MySQL:
-		q = " (id bigint NOT NULL AUTO_INCREMENT PRIMARY KEY, generate_time timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP) ENGINE=InnoDB"
-	case sqldb.Postgres:
-		q = " (id bigint GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY, generate_time timestamptz NOT NULL DEFAULT now())"
-	default:
-		q = " (id INTEGER PRIMARY KEY AUTOINCREMENT, generate_time text NOT NULL DEFAULT CURRENT_TIMESTAMP)"
-	}
+	q := " (id " + db.AutoID + ", generate_time " + db.Stamp + ")" + db.TableOptions
 	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+q); err != nil {
 		return err
 	}

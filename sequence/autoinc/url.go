@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb"
+	_ "github.com/idforge/idforge/internal/sqldb/mysql"    // mysql
+	_ "github.com/idforge/idforge/internal/sqldb/postgres" // postgres, postgresql
+	_ "github.com/idforge/idforge/internal/sqldb/sqlite"   // sqlite
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // DefaultTablePrefix names the tables of a source opened from a URL
@@ -16,7 +19,7 @@ import (
 const DefaultTablePrefix = "idforge_autoinc"
 
 func init() {
-	for db, form := range sqldb.Forms {
+	for db, form := range sqldb.Forms() {
 		scheme := sequence.Scheme{Name: "autoinc+" + db, Form: "autoinc+" + form + "?tables=4",
 			Doc: "id << n | table over 2^n auto-increment tables"}
 		sequence.Register(scheme, openSource)
@@ -27,7 +30,7 @@ func init() {
 // target is what a source URL names: its tables, spread over its
 // databases in turn, opened.
 type target struct {
-	cfg  Config
+	cfg  config
 	tdbs []*sqldb.DB // per table
 	dbs  []*sqldb.DB // each database once
 }
@@ -61,10 +64,10 @@ func openTarget(ctx context.Context, u *url.URL) (*target, error) {
 		return nil, q.Errorf("%v", err)
 	}
 	rest := q.Rest().Encode()
-	t := &target{cfg: Config{Rescue: rescue, NoCreate: !create}}
+	t := &target{cfg: config{Rescue: rescue, NoCreate: !create}}
 	for _, p := range places {
 		p.RawQuery = rest
-		d, err := sqldb.Open(ctx, p, dsn.NewQuery(p, "autoinc source URL"))
+		d, err := sqldb.Open(ctx, p, dsn.NewQuery(p, "autoinc source URL"), sqldb.Settings{}, "")
 		if err != nil {
 			t.close()
 			return nil, err
@@ -73,7 +76,7 @@ func openTarget(ctx context.Context, u *url.URL) (*target, error) {
 	}
 	for i := range int(n) {
 		d := t.dbs[i%len(t.dbs)]
-		t.cfg.Tables = append(t.cfg.Tables, Table{DB: d.DB, Name: fmt.Sprintf("%s_%d", prefix, i)})
+		t.cfg.Tables = append(t.cfg.Tables, tableSpec{DB: d.DB, Name: fmt.Sprintf("%s_%d", prefix, i)})
 		t.tdbs = append(t.tdbs, d)
 	}
 	return t, nil

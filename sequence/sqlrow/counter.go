@@ -10,9 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // DefaultCounterTable is CounterStoreConfig.Table when left empty.
@@ -25,7 +24,7 @@ type CounterStoreConfig struct {
 	// DefaultCounterTable when empty.
 	Table string
 	// NoCreate makes LoadMark fail instead of creating a missing table or
-	// row (see MigrateCounter).
+	// row.
 	NoCreate bool
 }
 
@@ -43,7 +42,7 @@ type CounterStore struct {
 	// fence is the failover fence of the database, set by LoadMark (nil
 	// on SQLite, or when the database has no idforge_fence and creation
 	// is off): Count checks it in its transaction.
-	fence atomic.Pointer[sqlfence.Fence]
+	fence atomic.Pointer[sqldb.Fence]
 }
 
 var _ sequence.CounterStore = (*CounterStore)(nil)
@@ -67,11 +66,7 @@ func newCounterStore(db *sqldb.DB, cfg CounterStoreConfig) (*CounterStore, error
 	}
 	t := db.Quote(cfg.Table)
 	s := &CounterStore{db: db, table: cfg.Table, noCreate: cfg.NoCreate}
-	s.lock = "SELECT period, n FROM " + t + " WHERE name = ?"
-	if db.Dialect != sqldb.SQLite { // SQLite's transactions take the write lock at BEGIN
-		s.lock += " FOR UPDATE"
-	}
-	s.lock = db.Rebind(s.lock)
+	s.lock = db.Rebind("SELECT period, n FROM " + t + " WHERE name = ?" + db.ForUpdate())
 	s.write = db.Rebind("UPDATE " + t + " SET period = ?, n = ? WHERE name = ?")
 	s.touch = "UPDATE " + t + " SET n = n WHERE name = ?"
 	return s, nil
@@ -87,10 +82,7 @@ func (s *CounterStore) LoadMark(ctx context.Context, name string) (sequence.Mark
 			if err := migrateCounter(ctx, s.db, s.table); err != nil {
 				return err
 			}
-			ins := "INSERT INTO " + t + " (name, period, n) VALUES (?, 0, 0) ON CONFLICT (name) DO NOTHING"
-			if s.db.Dialect == sqldb.MySQL {
-				ins = "INSERT INTO " + t + " (name, period, n) VALUES (?, 0, 0) ON DUPLICATE KEY UPDATE name = name"
-			}
+			ins := s.db.InsertIgnore("INSERT INTO "+t+" (name, period, n) VALUES (?, 0, 0)", "name")
 			if _, err := s.db.ExecContext(ctx, s.db.Rebind(ins), name); err != nil {
 				return err
 			}
@@ -132,7 +124,7 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 			return err
 		}
 		defer tx.Rollback()
-		if s.db.Dialect == sqldb.SQLite {
+		if s.db.FileLock {
 			// Write first: the transaction takes SQLite's write lock now,
 			// waiting for other writers, instead of failing to upgrade a
 			// read snapshot later (the caller's pool may not BEGIN
@@ -181,18 +173,13 @@ func (s *CounterStore) Count(ctx context.Context, req sequence.CountRequest) (se
 // sequence.OpenCounter). It is idempotent.
 func (s *CounterStore) Close() error { return s.db.Close() }
 
-// MigrateCounter creates the table of a CounterStore if it is missing:
+// migrateCounter creates the table of a CounterStore if it is missing:
 //
 //	<table>(name varchar(128) PRIMARY KEY, period bigint NOT NULL, n bigint NOT NULL)
 //
 // period holds the stamp of the period counted in (see
-// sequence.Period.Stamp) and n the count, and on MySQL, MariaDB and
-// PostgreSQL the failover fence idforge_fence (see RepairFailover). It is
-// idempotent.
-func MigrateCounter(ctx context.Context, db *sql.DB, table string) error {
-	return sqldb.Migrate(ctx, db, "sqlrow", table, migrateCounter)
-}
-
+// sequence.Period.Stamp) and n the count, and on a server the failover
+// fence idforge_fence (see RepairFailover). It is idempotent.
 func migrateCounter(ctx context.Context, db *sqldb.DB, table string) error {
 	return createNamed(ctx, db, table, "period bigint NOT NULL, n bigint NOT NULL")
 }

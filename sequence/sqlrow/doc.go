@@ -29,9 +29,9 @@
 //	create          create the table and the row when missing (default
 //	                true); false when administrators own the schema
 //	                (MigrateSource creates the table)
-//	timeout         bound on each call without an earlier deadline (5s)
-//	max_open_conns  connections at most (16; SQLite uses one)
-//	busy_timeout    SQLite: how long to wait for another writer (10s)
+//	timeout         bound on each call without an earlier deadline (3s)
+//	max_open_conns  connections at most (10; SQLite uses one)
+//	busy_timeout    SQLite: how long to wait for another writer (5s)
 //
 // Other parameters are the driver's (MySQL: session variables or driver
 // options such as tls; PostgreSQL: sslmode and the like).

@@ -9,8 +9,8 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 // Repair says how RepairFailover raises the rows of a database.
@@ -74,7 +74,7 @@ func repairURL(ctx context.Context, u *url.URL, sr sequence.Repair) (string, err
 			r.CounterTable = table
 		}
 	}
-	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q)
+	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q, sqldb.Settings{}, "")
 	if err != nil {
 		return "", err
 	}
@@ -103,11 +103,11 @@ func repair(ctx context.Context, db *sqldb.DB, r Repair) (idforge.FailoverState,
 	if f == nil {
 		return idforge.FailoverState{}, fmt.Errorf("%w: sqlrow repair: %s has no failover fence (SQLite, or not migrated)", idforge.ErrInvalidArgument, db.Where)
 	}
-	hasSource, err := db.HasTable(ctx, r.SourceTable)
+	hasSource, err := db.HasTable(ctx, db, r.SourceTable)
 	if err != nil {
 		return idforge.FailoverState{}, err
 	}
-	hasCounter, err := db.HasTable(ctx, r.CounterTable)
+	hasCounter, err := db.HasTable(ctx, db, r.CounterTable)
 	if err != nil {
 		return idforge.FailoverState{}, err
 	}

@@ -11,26 +11,25 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
-// DefaultSourceTable is SourceConfig.Table when left empty.
+// DefaultSourceTable is sourceConfig.Table when left empty.
 const DefaultSourceTable = "idforge_sequence"
 
-// SourceConfig configures a Source. Name is required; the zero value of
-// every other field means its default.
-type SourceConfig struct {
+// sourceConfig is what a source URL says. Name is required; the zero
+// value of every other field means its default.
+type sourceConfig struct {
 	// Table is the table of named counters: letters, digits and '_',
 	// DefaultSourceTable when empty.
 	Table string
 	// Name is the counter's row; it follows idforge.ValidateKeyName.
 	Name string
-	// Start is the first value issued from a row NewSource creates
+	// Start is the first value issued from a row the source creates
 	// (default 1, at least 1).
 	Start int64
-	// NoCreate makes NewSource fail instead of creating a missing table
+	// NoCreate makes opening fail instead of creating a missing table
 	// or row (when the schema belongs to administrators: see
 	// MigrateSource).
 	NoCreate bool
@@ -47,7 +46,7 @@ type Source struct {
 	// or when the database has no idforge_fence and creation is off):
 	// next ANDs its condition, so a promoted replica that lacks the last
 	// increments hands out nothing.
-	fence *sqlfence.Fence
+	fence *sqldb.Fence
 	// seen is the largest value this source has seen the row hold.
 	seen   atomic.Int64
 	closed atomic.Bool
@@ -55,22 +54,8 @@ type Source struct {
 
 var _ sequence.Source = (*Source)(nil)
 
-// NewSource returns a source on the row cfg.Name of cfg.Table in db (a
-// go-sql-driver/mysql, pgx stdlib or modernc sqlite pool, which the
-// caller keeps owning). Unless cfg.NoCreate is set it creates the table
-// and the row (holding Start-1) when they are missing. It returns an
-// error wrapping idforge.ErrInvalidArgument for a bad configuration and
-// idforge.ErrUnknownKey when the row is missing and may not be created.
-func NewSource(ctx context.Context, db *sql.DB, cfg SourceConfig) (*Source, error) {
-	d, err := sqldb.Wrap(db)
-	if err != nil {
-		return nil, fmt.Errorf("%w: sqlrow source: %v", idforge.ErrInvalidArgument, err)
-	}
-	return newSource(ctx, d, cfg)
-}
-
 // check fills in the defaults and validates.
-func (cfg *SourceConfig) check() error {
+func (cfg *sourceConfig) check() error {
 	cfg.Table = cmp.Or(cfg.Table, DefaultSourceTable)
 	cfg.Start = cmp.Or(cfg.Start, 1)
 	switch err := idforge.ValidateKeyName(cfg.Name); {
@@ -84,7 +69,7 @@ func (cfg *SourceConfig) check() error {
 	return nil
 }
 
-func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, error) {
+func newSource(ctx context.Context, db *sqldb.DB, cfg sourceConfig) (*Source, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -97,10 +82,7 @@ func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, er
 			if err := migrateSource(ctx, db, cfg.Table); err != nil {
 				return err
 			}
-			ins := "INSERT INTO " + t + " (name, current_value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
-			if db.Dialect == sqldb.MySQL {
-				ins = "INSERT INTO " + t + " (name, current_value) VALUES (?, ?) ON DUPLICATE KEY UPDATE name = name"
-			}
+			ins := db.InsertIgnore("INSERT INTO "+t+" (name, current_value) VALUES (?, ?)", "name")
 			if _, err := db.ExecContext(ctx, db.Rebind(ins), cfg.Name, cfg.Start-1); err != nil {
 				return err
 			}
@@ -125,7 +107,7 @@ func newSource(ctx context.Context, db *sqldb.DB, cfg SourceConfig) (*Source, er
 	if s.fence != nil {
 		fence = s.fence.Cond()
 	}
-	if db.Dialect == sqldb.MySQL {
+	if !db.Returning {
 		// LAST_INSERT_ID(expr) hands the new value back in the statement's
 		// own reply: the UPDATE and the read are one atomic statement.
 		s.next = "UPDATE " + t + " SET current_value = LAST_INSERT_ID(current_value + 1) WHERE name = ? AND current_value < 9223372036854775807" + fence
@@ -153,7 +135,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	var v int64
 	var found bool
 	err := s.db.Retry(ctx, func(ctx context.Context) error {
-		if s.db.Dialect == sqldb.MySQL {
+		if !s.db.Returning {
 			res, err := s.db.ExecContext(ctx, s.next, s.name)
 			if err != nil {
 				return err
@@ -242,11 +224,8 @@ func migrateSource(ctx context.Context, db *sqldb.DB, table string) error {
 // 128 characters (compared byte for byte on MySQL: utf8mb4_bin), with the
 // further columns cols: the one shape of sqlrow's tables.
 func createNamed(ctx context.Context, db *sqldb.DB, table, cols string) error {
-	name, engine := "name varchar(128) PRIMARY KEY", ""
-	if db.Dialect == sqldb.MySQL {
-		name, engine = "name varchar(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL PRIMARY KEY", " ENGINE=InnoDB"
-	}
-	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+engine); err != nil {
+	name := "name " + db.Text(128) + " NOT NULL PRIMARY KEY"
+	if _, err := db.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+db.Quote(table)+" ("+name+", "+cols+")"+db.TableOptions); err != nil {
 		return err
 	}
 	_, err := db.Fence(ctx, true)

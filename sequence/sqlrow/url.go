@@ -6,12 +6,15 @@ import (
 	"net/url"
 
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb"
+	_ "github.com/idforge/idforge/internal/sqldb/mysql"    // mysql
+	_ "github.com/idforge/idforge/internal/sqldb/postgres" // postgres, postgresql
+	_ "github.com/idforge/idforge/internal/sqldb/sqlite"   // sqlite
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 func init() {
-	for db, form := range sqldb.Forms {
+	for db, form := range sqldb.Forms() {
 		source := sequence.Scheme{Name: "sqlrow+" + db, Form: "sqlrow+" + form + "?name=orders",
 			Doc: "current_value + 1 on a named row"}
 		counter := sequence.Scheme{Name: db, Form: form + "?name=waybill&period=day",
@@ -27,7 +30,7 @@ func init() {
 // and "sqlrow+sqlite".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	q := dsn.NewQuery(u, "sqlrow source URL")
-	cfg := SourceConfig{
+	cfg := sourceConfig{
 		Name:     q.String("name", ""),
 		Table:    q.String("table", DefaultSourceTable),
 		Start:    q.Int("start", 1, 1, math.MaxInt64),
@@ -39,7 +42,7 @@ func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	if err := cfg.check(); err != nil {
 		return nil, q.Errorf("%v", err)
 	}
-	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q)
+	db, err := sqldb.Open(ctx, sqldb.StripScheme(u), q, sqldb.Settings{}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +65,7 @@ func openCounterStore(ctx context.Context, u *url.URL, _ string) (sequence.Count
 	if !sqldb.ValidIdent(cfg.Table) {
 		return nil, q.Errorf("table %q: want letters, digits and _", cfg.Table)
 	}
-	db, err := sqldb.Open(ctx, u, q)
+	db, err := sqldb.Open(ctx, u, q, sqldb.Settings{}, "")
 	if err != nil {
 		return nil, err
 	}

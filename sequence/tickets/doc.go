@@ -43,8 +43,8 @@
 //	table           the ticket table (default tickets; its configuration
 //	                table is <table>_config)
 //	rescue          how long a failing server is left aside (default 5s)
-//	max_open_conns  connections per server (default 8)
-//	timeout         bound on each ticket without an earlier deadline (5s)
+//	max_open_conns  connections per server (default 10)
+//	timeout         bound on each ticket without an earlier deadline (3s)
 //
 // Other parameters are go-sql-driver/mysql's; auto_increment_increment
 // and auto_increment_offset are refused (they come from the servers).

@@ -12,9 +12,8 @@ import (
 	"sort"
 	"time"
 
-	mysqldrv "github.com/go-sql-driver/mysql"
-
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqldb"
 )
 
 // DefaultHeadroom is the headroom Expand gives each running server when
@@ -490,8 +489,7 @@ func states(ctx context.Context, as []*admin) ([]ServerState, error) {
 	for i, a := range as {
 		st := ServerState{Server: a.where}
 		c, ok, err := a.names.readConfig(ctx, a.db, false)
-		var me *mysqldrv.MySQLError
-		if err != nil && !(errors.As(err, &me) && me.Number == 1146) { // 1146: no such table (yet)
+		if err != nil && sqldb.KindOf(err) != sqldb.NoTable { // no such table (yet)
 			return nil, fmt.Errorf("ticket server %s: %w", a.where, err)
 		}
 		if ok {

@@ -6,8 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/idforge/idforge/internal/sqlfence"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb"
 )
 
 // DefaultTable is the ticket table's name when a URL gives no table
@@ -45,7 +44,7 @@ func (n names) replace(fenced string) string {
 // fenceOf returns the failover fence of db's database, as sqldb.DB.Fence
 // does: nil when it has none and create is false (a set configured before
 // idforge fenced ticket servers; Expand creates it).
-func fenceOf(ctx context.Context, db *sql.DB, create bool) (*sqlfence.Fence, error) {
+func fenceOf(ctx context.Context, db *sql.DB, create bool) (*sqldb.Fence, error) {
 	d, err := sqldb.Wrap(db)
 	if err != nil {
 		return nil, err

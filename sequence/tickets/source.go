@@ -11,11 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	mysqldrv "github.com/go-sql-driver/mysql"
-
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
 )
@@ -34,8 +33,8 @@ var (
 type server struct {
 	where   string // for messages, without the password
 	names   names
-	base    *mysqldrv.Config // without the session variables
-	admin   *sql.DB          // reads the configuration
+	base    *mysql.Config // without the session variables
+	admin   *sql.DB       // reads the configuration
 	maxOpen int
 
 	mu    sync.Mutex // serialises reloads
@@ -53,7 +52,7 @@ type state struct {
 	// when the server has one (fence not nil): on a replica promoted
 	// after a fail-over it inserts nothing.
 	replace string
-	fence   *sqlfence.Fence
+	fence   *sqldb.Fence
 }
 
 // Source issues tickets from N Flickr-style ticket servers in turn. It is
@@ -173,11 +172,9 @@ func (s *server) reload(ctx context.Context, old *state) (*state, error) {
 		}
 		cfg.Params["auto_increment_increment"] = strconv.FormatInt(c.servers, 10)
 		cfg.Params["auto_increment_offset"] = strconv.FormatInt(c.position, 10)
-		conn, err := mysqldrv.NewConnector(cfg)
-		if err != nil {
+		if st.db, err = mysql.OpenDB(cfg); err != nil {
 			return nil, err
 		}
-		st.db = sql.OpenDB(conn)
 		st.db.SetMaxOpenConns(s.maxOpen)
 		st.db.SetMaxIdleConns(s.maxOpen)
 		if old != nil {

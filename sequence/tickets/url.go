@@ -8,12 +8,11 @@ import (
 	"net/url"
 	"time"
 
-	mysqldrv "github.com/go-sql-driver/mysql"
-
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/sequence/internal/rotate"
-	"github.com/idforge/idforge/sequence/internal/sqldb"
 )
 
 func init() {
@@ -27,7 +26,7 @@ func init() {
 type spec struct {
 	where string
 	names names
-	cfg   *mysqldrv.Config
+	cfg   *mysql.Config
 }
 
 // options are the URL parameters besides the servers.
@@ -53,7 +52,7 @@ func parseServers(rawURL string) ([]spec, options, error) {
 	also := q.List("also")
 	o := options{
 		rescue:  q.Duration("rescue", DefaultRescue, time.Millisecond),
-		maxOpen: int(q.Int("max_open_conns", 8, 1, 10000)),
+		maxOpen: int(q.Int("max_open_conns", sqldb.DefaultMaxOpenConns, 1, 10000)),
 		timeout: q.Duration("timeout", sqldb.DefaultTimeout, time.Millisecond),
 	}
 	if err := q.Err(); err != nil {
@@ -71,10 +70,11 @@ func parseServers(rawURL string) ([]spec, options, error) {
 	for _, p := range places {
 		p.RawQuery = rest
 		pq := dsn.NewQuery(p, "tickets URL")
-		cfg, err := sqldb.MySQLConfig(p, pq)
+		cfg, err := mysql.FromURL(p, pq)
 		if err != nil {
 			return nil, o, err
 		}
+		cfg = mysql.Normalize(cfg, o.timeout)
 		if _, set := cfg.Params["auto_increment_increment"]; set {
 			return nil, o, pq.Errorf("auto_increment_increment is the servers' configuration, not a URL parameter")
 		}
@@ -91,11 +91,10 @@ func parseServers(rawURL string) ([]spec, options, error) {
 // adminDB opens a small pool on the server whose sessions keep the
 // server's own increment and offset.
 func (sp spec) adminDB() (*sql.DB, error) {
-	conn, err := mysqldrv.NewConnector(sp.cfg)
+	db, err := mysql.OpenDB(sp.cfg)
 	if err != nil {
 		return nil, fmt.Errorf("ticket server %s: %w", sp.where, err)
 	}
-	db := sql.OpenDB(conn)
 	db.SetMaxOpenConns(2)
 	db.SetMaxIdleConns(2)
 	return db, nil
@@ -104,22 +103,6 @@ func (sp spec) adminDB() (*sql.DB, error) {
 // openSource is the sequence.Opener of "tickets+mysql".
 func openSource(ctx context.Context, u *url.URL) (sequence.Source, error) {
 	specs, o, err := parseServers(u.String())
-	if err != nil {
-		return nil, err
-	}
-	return open(ctx, specs, o)
-}
-
-// Open returns a Source over the servers rawURL names:
-//
-//	tickets+mysql://user:password@host:port/database?also=host2:port/db2,host3:port/db3
-//
-// See the package documentation for the parameters. It reads every
-// server's configuration; servers not configured yet (or unreachable)
-// are left aside and tried again after the rescue time. It fails when no
-// server is configured.
-func Open(ctx context.Context, rawURL string) (*Source, error) {
-	specs, o, err := parseServers(rawURL)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@
 //	stale_after  how long after its last heartbeat a row is free for
 //	             another owner, a Go duration of at least 1ms, default
 //	             30s (DefaultStaleAfter)
-//	timeout      bound on every call to the database, default 5s
+//	timeout      bound on every call to the database, default 3s
 //	             (DefaultTimeout)
 //
 // Every other MySQL parameter goes to go-sql-driver/mysql, every other

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/worker"
 	"github.com/idforge/idforge/worker/internal/coord"
 	"github.com/idforge/idforge/worker/internal/holder"
@@ -21,11 +21,12 @@ import (
 // Defaults for the Config fields left zero.
 const (
 	DefaultStaleAfter = 30 * time.Second
-	DefaultTimeout    = 5 * time.Second
+	DefaultTimeout    = sqldb.DefaultTimeout
 )
 
 // claimAttempts bounds how often a claim transaction is repeated after a
-// deadlock or serialization failure.
+// transient failure (a deadlock, a serialization failure, a lost
+// connection: sqldb.IsTransient); a repeated claim finds the row it took.
 const claimAttempts = 4
 
 // Config says where and how worker IDs are held. The zero value of every
@@ -56,16 +57,16 @@ type Config struct {
 // for concurrent use. Create it with New (or worker.Open with a mysql://,
 // postgres:// or sqlite: URL) and Close it after releasing its leases.
 type Provider struct {
-	held    holder.Holder // its TTL is StaleAfter
-	db      *sql.DB
-	dialect Dialect
-	sql     *statements
+	held holder.Holder // its TTL is StaleAfter
+	db   *sql.DB
+	d    *sqldb.Dialect
+	sql  *statements
 
 	schemaMu   sync.Mutex
 	schemaDone bool
-	// fence is the database's failover fence (internal/sqlfence), set by
-	// ensureSchema on MySQL and PostgreSQL; claims and renewals check it.
-	fence *sqlfence.Fence
+	// fence is the database's failover fence (sqldb.Fence), set by
+	// ensureSchema on a server; claims and renewals check it.
+	fence *sqldb.Fence
 }
 
 var (
@@ -81,7 +82,7 @@ var (
 // idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
 // longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	p := &Provider{db: cfg.DB, dialect: cfg.Dialect}
+	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect))}
 	p.held = holder.Holder{
 		Who:     "sql worker",
 		Name:    cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
@@ -99,13 +100,13 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 	if cfg.DB == nil {
 		return nil, p.held.Invalid("no database")
 	}
-	var err error
-	if p.sql, err = cfg.Dialect.statements(); err != nil {
-		return nil, p.held.Invalid("%v", err)
+	if p.d == nil {
+		return nil, p.held.Invalid("unknown SQL dialect %q (known: mysql, postgres, sqlite)", string(cfg.Dialect))
 	}
 	if err := p.held.Defaults("stale_after", DefaultStaleAfter, DefaultTimeout); err != nil {
 		return nil, err
 	}
+	p.sql = newStatements(p.d, p.held.TTL)
 	p.held.Start(opts, cfg.Name != "")
 	if len(p.held.Owner) > 255 {
 		return nil, p.held.Invalid("owner %.40q… is longer than 255 bytes", p.held.Owner)
@@ -166,7 +167,7 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 			p.schemaDone = true
 			return nil
 		}
-		if ctx.Err() != nil || !p.sql.schemaRace(err) {
+		if ctx.Err() != nil || !schemaRace(err) {
 			break
 		}
 	}
@@ -179,29 +180,30 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 // and has claims and renewals check it. An account that may not create it
 // goes without, saying so in the log.
 func (p *Provider) ensureFence(ctx context.Context) error {
-	var flavor sqlfence.Flavor
-	switch p.dialect {
-	case MySQL:
-		flavor = sqlfence.MySQL
-	case Postgres:
-		flavor = sqlfence.Postgres
-	default:
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
-	f, err := sqlfence.New(ctx, p.db, flavor)
+	f, err := sqldb.NewFence(ctx, p.d, p.db)
 	if err != nil {
 		return fmt.Errorf("identify the database server: %w", err)
 	}
+	if f == nil {
+		return nil
+	}
 	if err := f.Create(ctx, p.db); err != nil {
 		if ok, _ := f.Exists(ctx, p.db); !ok {
-			p.held.Logger.Warn("sql worker: no table "+sqlfence.Table+" and it cannot be created: worker IDs are not fenced against a fail-over", "err", err)
+			p.held.Logger.Warn("sql worker: no table "+sqldb.FenceTable+" and it cannot be created: worker IDs are not fenced against a fail-over", "err", err)
 			return nil
 		}
 	}
 	p.fence = f
 	return nil
+}
+
+// schemaRace reports an error of creating the table while another
+// session does the same (see ensureSchema).
+func schemaRace(err error) bool {
+	k := sqldb.KindOf(err)
+	return k == sqldb.Duplicate || k == sqldb.Transient
 }
 
 func (p *Provider) createSchema(ctx context.Context) error {
@@ -212,7 +214,7 @@ func (p *Provider) createSchema(ctx context.Context) error {
 		qctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 		defer cancel()
 		var n int64
-		if p.sql.schemaRace(err) || p.db.QueryRowContext(qctx, p.sql.probe).Scan(&n) != nil {
+		if schemaRace(err) || p.db.QueryRowContext(qctx, p.sql.probe).Scan(&n) != nil {
 			return err
 		}
 	}
@@ -242,7 +244,7 @@ func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err er
 	}
 	for attempt := 1; ; attempt++ {
 		id, last, err = p.claimOnce(ctx, max)
-		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !p.sql.transient(err) {
+		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !sqldb.IsTransient(err) {
 			return id, last, err
 		}
 		p.held.Logger.Debug("sql worker: claim transaction failed; repeating it", "attempt", attempt, "err", err)
@@ -252,7 +254,7 @@ func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err er
 func (p *Provider) claimOnce(ctx context.Context, max int64) (id, last int64, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
-	if p.dialect == SQLite {
+	if p.d.FileLock {
 		return p.claimSQLite(ctx, max)
 	}
 	tx, err := p.db.BeginTx(ctx, nil)
@@ -318,7 +320,7 @@ func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64,
 			return 0, 0, fmt.Errorf("lock row -1 of %s: %w", Table, err)
 		}
 	}
-	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg(p.held.TTL), max)
+	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg, max)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -418,7 +420,7 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 		r     row
 		stale int64
 	)
-	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg(p.held.TTL), id).Scan(&r.owner, &stale, &r.last)
+	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg, id).Scan(&r.owner, &stale, &r.last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.held.Owner, last); err != nil {
@@ -437,7 +439,7 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 	case r.last > last:
 		return fmt.Errorf("%w: expired, and a holder since recorded the newer time %d", idforge.ErrLeaseLost, r.last)
 	}
-	res, err = p.db.ExecContext(ctx, p.sql.retake, p.held.Owner, last, id, p.sql.staleArg(p.held.TTL), last)
+	res, err = p.db.ExecContext(ctx, p.sql.retake, p.held.Owner, last, id, p.sql.staleArg, last)
 	if err != nil {
 		return err
 	}

@@ -94,7 +94,7 @@ func Unique(tb testing.TB, vals []int64) {
 }
 
 // BenchFence benchmarks the Next of a source fenced against fail-overs
-// (internal/sqlfence) next to the same kind of source on a database
+// (sqldb.Fence) next to the same kind of source on a database
 // without the fence, the floor: sub-benchmarks "unfenced" and "fenced" of
 // one run, so that -count interleaves them and their ratio compares
 // values taken under the same load.
