@@ -32,9 +32,8 @@
 //     with its settings' defaults and checks; worker/internal/coord their
 //     URLs (hosts, dial_timeout) and times.
 //   - store: the backend registry; store/internal/sqlstore the one SQL
-//     store that store/mysql, store/postgres and store/sqlite are dialects
-//     of, store/sqlpool the pool, timeout and retry settings of the
-//     SQL server stores; store/internal/claim what every database-backed
+//     store that store/mysql, store/postgres and store/sqlite are backends
+//     of; store/internal/claim what every database-backed
 //     store shares around a claim (retries and their backoff, the errors
 //     that answer about a key, open/closed state, per-call timeout, the
 //     hand-back of a range); store/mongo (MongoDB, single-document atomic updates);
@@ -54,13 +53,15 @@
 //     /openapi.json; its error codes generated from codes.go);
 //     internal/httpmux: the router that lets tests walk the real routes.
 //   - internal/registry: the one scheme registry behind store, worker and
-//     sequence; internal/dsn: URL parsing, typed query parameters,
-//     several hosts in one URL and password redaction;
+//     sequence; internal/dsn: URL parsing, typed query parameters and
+//     password redaction;
 //     internal/redisconn: the go-redis client of a Redis URL (single,
 //     Sentinel, Cluster) and the WAIT for replicas before values are
-//     handed out; internal/sqlfence: the failover fence (idforge_fence)
-//     that keeps segment and worker-ID claims off a promoted replica
-//     until `idforge keys repair`; internal/fingerprint: the guard against
+//     handed out; internal/sqldb: SQL's one owner (the pool of a URL and
+//     its defaults, each engine's dialect and error meanings, the
+//     failover fence idforge_fence that keeps claims off a promoted
+//     replica until `idforge keys repair`), with one sub-package per
+//     engine, the only importer of its driver; internal/fingerprint: the guard against
 //     changes that could repeat values (layout, balanced members, expansion
 //     bits, key formats, obfuscate plugins), fingerprints recorded at first
 //     use; internal/httperr and internal/grpcerr:

@@ -5,14 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
-
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/store"
@@ -20,72 +16,15 @@ import (
 
 // openStore opens the store at storeURL. Its errors name the backend and
 // the database already; one for a database that does not exist also
-// says how to create it.
+// says how to create it (internal/sqldb).
 func openStore(ctx context.Context, storeURL string, opts store.Options) (idforge.Store, error) {
 	st, err := store.Open(ctx, storeURL, opts)
-	if err != nil {
-		if how := createDatabase(storeURL, err); how != "" {
-			return nil, fmt.Errorf("%w\nthe database does not exist: create it with\n    %s\nthen run `idforge migrate` to create idforge's tables", err, how)
-		}
+	if errors.As(err, new(*sqldb.NoDatabaseError)) {
+		return nil, fmt.Errorf("%w\nthen run `idforge migrate` to create idforge's tables", err)
+	} else if err != nil {
 		return nil, err
 	}
 	return st, nil
-}
-
-// Server error codes for a database that does not exist.
-const (
-	mysqlUnknownDatabase = 1049    // ER_BAD_DB_ERROR, MySQL and MariaDB
-	postgresNoDatabase   = "3D000" // invalid_catalog_name
-)
-
-// createDatabase returns the command that creates the database storeURL
-// names, when err says it does not exist; "" otherwise.
-func createDatabase(storeURL string, err error) string {
-	u := databaseURL(storeURL)
-	if u == nil {
-		return ""
-	}
-	name := strings.TrimPrefix(u.Path, "/")
-	host, port := u.Hostname(), u.Port()
-	user := u.User.Username()
-	_, hasPassword := u.User.Password()
-	// command is name with the options (flag, value, …) whose value is set.
-	command := func(name string, options ...string) []string {
-		cmd := []string{name}
-		for i := 0; i+1 < len(options); i += 2 {
-			if options[i+1] != "" {
-				cmd = append(cmd, options[i], options[i+1])
-			}
-		}
-		return cmd
-	}
-	var my *mysql.MySQLError
-	var pg *pgconn.PgError
-	switch {
-	case errors.As(err, &my) && my.Number == mysqlUnknownDatabase:
-		cmd := command("mysql", "-h", host, "-P", port, "-u", user)
-		if hasPassword {
-			cmd = append(cmd, "-p")
-		}
-		return strings.Join(cmd, " ") + " -e 'CREATE DATABASE `" + name + "`'"
-	case errors.As(err, &pg) && pg.Code == postgresNoDatabase:
-		return strings.Join(append(command("createdb", "-h", host, "-p", port, "-U", user), "'"+name+"'"), " ")
-	}
-	return ""
-}
-
-// databaseURL returns the URL of the SQL database a store URL names: the
-// URL itself, or the store a redisseg:// URL keeps its keys in (its store
-// parameter). nil when it names none.
-func databaseURL(storeURL string) *url.URL {
-	u, err := url.Parse(storeURL)
-	if err != nil {
-		return nil
-	}
-	if inner := u.Query().Get("store"); inner != "" {
-		return databaseURL(inner)
-	}
-	return u
 }
 
 // catalog is what a command that reads or defines keys opens: the store

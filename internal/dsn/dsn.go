@@ -2,18 +2,16 @@
 // (stores, worker-ID providers, sequence sources): parsing a URL without
 // repeating it in errors, the text of a URL with its passwords hidden,
 // and idforge's own typed query parameters, taken out of a query whose
-// other parameters may be a driver's. Its subpackages build the MySQL,
-// PostgreSQL and MongoDB drivers' configurations; they are apart so that
-// importing one driver does not link (and register) the others.
+// other parameters may be a driver's. Each technology's own package
+// (internal/sqldb's engines, internal/redisconn, …) turns the rest into
+// its driver's configuration.
 package dsn
 
 import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,7 +19,6 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/datadir"
 )
 
 // Parse parses rawURL. Its error wraps idforge.ErrInvalidArgument,
@@ -93,32 +90,6 @@ func isPasswordParam(key string) bool {
 		}
 	}
 	return false
-}
-
-// Hosts returns the host:port addresses of a URL that may list several
-// hosts, separated by commas, as drivers with a fail-over form write them
-// (mysql://user@h1:3306,h2:3307/db): a host left empty is defaultHost, a
-// port left out defaultPort. Go's URL parser checks what follows the
-// last colon as a port, so in a list the last host must have its port
-// when any does (h1:3306,h2:3306), and an IPv6 address, in brackets, can
-// only be the only host.
-func Hosts(u *url.URL, defaultHost, defaultPort string) []string {
-	var out []string
-	for _, hp := range strings.Split(u.Host, ",") {
-		host, port := hp, ""
-		if i := strings.LastIndexByte(hp, ':'); i >= 0 && !strings.Contains(hp[i:], "]") {
-			host, port = hp[:i], hp[i+1:]
-		}
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-		if host == "" {
-			host = defaultHost
-		}
-		if port == "" {
-			port = defaultPort
-		}
-		out = append(out, net.JoinHostPort(host, port))
-	}
-	return out
 }
 
 // Scrub removes a password from an error's text, should a driver message
@@ -339,37 +310,4 @@ func (q *Query) Done() error {
 		known = strings.Join(q.known, ", ")
 	}
 	return q.Errorf("unknown parameter%s %s (known: %s)", s, strings.Join(names, ", "), known)
-}
-
-// SQLitePath returns the database file a SQLite URL names, the one rule
-// of the store, the worker-ID provider and the sequence backends:
-//
-//	sqlite:///abs/path/idforge.db   /abs/path/idforge.db
-//	sqlite:relative/path.db         relative/path.db (from the working directory)
-//	sqlite: or sqlite://            <dataDir>/idforge.db (datadir.SQLiteFile)
-//
-// Its error (q's) says when the URL has a host or a user
-// ("sqlite://name.db" is a host, not a file: write "sqlite:name.db"), or
-// no path while dataDir is empty. The query is not examined.
-func (q *Query) SQLitePath(dataDir string) (string, error) {
-	const write = "write sqlite:relative/file.db or sqlite:///absolute/file.db"
-	u := q.u
-	if u.Host != "" || u.User != nil {
-		return "", q.Errorf("has a host; %s", write)
-	}
-	path := u.Path
-	if u.Opaque != "" {
-		p, err := url.PathUnescape(u.Opaque)
-		if err != nil {
-			return "", q.Errorf("%v", err)
-		}
-		path = p
-	}
-	if path == "" {
-		if dataDir == "" {
-			return "", q.Errorf("gives no file and no data directory is set; %s", write)
-		}
-		path = filepath.Join(dataDir, datadir.SQLiteFile)
-	}
-	return filepath.FromSlash(path), nil
 }

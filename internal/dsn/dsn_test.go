@@ -11,25 +11,6 @@ import (
 	"github.com/idforge/idforge"
 )
 
-// Hosts reads the fail-over form of a URL (several hosts, separated by
-// commas), filling in the defaults per host.
-func TestHosts(t *testing.T) {
-	for raw, want := range map[string]string{
-		"mysql://u@db/ids":                   "db:3306",
-		"mysql://u@/ids":                     "127.0.0.1:3306",
-		"mysql://u:pw@h1:3307,h2,h3:3308/db": "h1:3307 h2:3306 h3:3308",
-		"mysql://u@[::1]/db":                 "[::1]:3306",
-	} {
-		u, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.Join(Hosts(u, "127.0.0.1", "3306"), " "); got != want {
-			t.Errorf("Hosts(%q) = %q, want %q", raw, got, want)
-		}
-	}
-}
-
 func TestRedacted(t *testing.T) {
 	for raw, secret := range map[string]string{
 		"mysql://root:hunter2@db:3306/ids":                                                  "hunter2",

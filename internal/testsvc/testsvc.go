@@ -1,11 +1,13 @@
 package testsvc
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -13,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // registers the "mysql" database/sql driver
+	mysqldrv "github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
-
-	"github.com/idforge/idforge/internal/dsn/mysqldsn"
 )
 
 // Environment variables naming the admin URL of each server.
@@ -215,11 +215,15 @@ func randomName() string {
 }
 
 // mysqlDSN converts "mysql://user:pass@host:port/db" into the driver's DSN.
-// The query is ignored.
+// The query and any host but the first are ignored.
 func mysqlDSN(u *url.URL) (string, string, error) {
-	cfg, err := mysqldsn.Config(u, nil, strings.TrimPrefix(u.Path, "/"))
-	if err != nil {
-		return "", "", err
+	cfg := mysqldrv.NewConfig()
+	cfg.User = u.User.Username()
+	cfg.Passwd, _ = u.User.Password()
+	cfg.Net, cfg.Addr = "tcp", strings.Split(u.Host, ",")[0]
+	if u.Port() == "" && !strings.Contains(cfg.Addr, ":") {
+		cfg.Addr = net.JoinHostPort(cmp.Or(cfg.Addr, "127.0.0.1"), "3306")
 	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
 	return "mysql", cfg.FormatDSN(), nil
 }

@@ -2,19 +2,12 @@ package mysql
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"time"
-
-	mysqldrv "github.com/go-sql-driver/mysql"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/dsn/mysqldsn"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/store/internal/sqlstore"
-	"github.com/idforge/idforge/store/sqlpool"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Every
@@ -28,14 +21,18 @@ type Config struct {
 	// the first of them that takes writes (@@read_only = 0), so that the
 	// store follows the primary after a fail-over. Open works on
 	// a copy, on which it sets ParseTime and ClientFoundRows (idforge
-	// relies on both), and, unless they are set, Loc to UTC and the
+	// relies on both), and, unless they are set, Loc to UTC, the
 	// session time_zone to '+00:00', so that update_time reads as the
-	// right instant.
-	Driver *mysqldrv.Config
+	// right instant, and the dial timeout to Timeout.
+	Driver *mysql.Config
 	// Settings are the pool, timeout and retry settings every SQL
-	// store shares (see package sqlpool).
-	sqlpool.Settings
+	// store shares.
+	Settings
 }
+
+// Settings are the pool, timeout and retry settings every SQL store
+// shares; each field documents its default.
+type Settings = sqldb.Settings
 
 // Store is an idforge.Store kept in a MySQL or MariaDB database. It is
 // safe for concurrent use, and any number of Stores, in any number of
@@ -78,12 +75,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := mysqldsn.Connector(drv)
+	db, err := mysql.OpenDB(drv)
 	if err != nil {
-		return nil, dsn.Scrub(fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err), drv.Passwd)
+		return nil, fmt.Errorf("%w: mysql: %v", idforge.ErrInvalidArgument, err)
 	}
-	name := fmt.Sprintf("%s@%s/%s", drv.User, drv.Addr, drv.DBName)
-	s, err := sqlstore.OpenServer(ctx, sql.OpenDB(conn), name, drv.Passwd, set, newDialect(drv.DBName))
+	s, err := sqlstore.OpenServer(ctx, db, mysql.Where(drv), drv.Passwd, set, newBackend(drv.DBName))
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +88,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // normalize applies the defaults and returns the settings and the driver
 // configuration Open uses.
-func (cfg Config) normalize() (sqlstore.Settings, *mysqldrv.Config, error) {
+func (cfg Config) normalize() (Settings, *mysql.Config, error) {
 	set, err := sqlstore.ServerSettings("mysql", cfg.Driver, cfg.Settings)
 	if err != nil {
 		return set, nil, err
@@ -100,39 +96,15 @@ func (cfg Config) normalize() (sqlstore.Settings, *mysqldrv.Config, error) {
 	if cfg.Driver.DBName == "" {
 		return set, nil, fmt.Errorf("%w: mysql: no database named; write mysql://user@host:port/database", idforge.ErrInvalidArgument)
 	}
-	drv := cfg.Driver.Clone()
-	drv.ParseTime = true
-	drv.ClientFoundRows = true
-	if drv.Loc == nil {
-		drv.Loc = time.UTC
-	}
-	if _, ok := drv.Params["time_zone"]; !ok {
-		if drv.Params == nil {
-			drv.Params = map[string]string{}
-		}
-		drv.Params["time_zone"] = "'+00:00'"
-	}
-	return set, drv, nil
+	return set, mysql.Normalize(cfg.Driver, set.Timeout), nil
 }
 
-// newDialect returns MySQL's dialect for the database dbName.
-func newDialect(dbName string) *sqlstore.Dialect {
-	return &sqlstore.Dialect{
-		Name:           "mysql",
-		QuoteIdent:     func(ident string) string { return "`" + ident + "`" },
-		Prepare:        true,
-		ClaimReturns:   false, // MySQL has no UPDATE … RETURNING
-		SQL:            statements,
-		ClassifyError:  classifyError,
-		IsDuplicateKey: isDuplicateKey,
-		WithNameLock:   nameLocker{dbName}.withLock,
-		CreateTables:   createTables,
-		Fence:          sqlfence.MySQL,
+// newBackend returns the store's MySQL backend for the database dbName.
+func newBackend(dbName string) *sqlstore.Backend {
+	return &sqlstore.Backend{
+		Dialect:      mysql.Dialect,
+		SQL:          statements,
+		WithNameLock: nameLocker{dbName}.withLock,
+		CreateTables: createTables,
 	}
-}
-
-// isDuplicateKey reports whether err is ER_DUP_ENTRY.
-func isDuplicateKey(err error) bool {
-	var me *mysqldrv.MySQLError
-	return errors.As(err, &me) && me.Number == 1062
 }

@@ -63,9 +63,6 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
  WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions', 'idforge_fence')`,
-	TableExists: `
-SELECT EXISTS (SELECT 1 FROM information_schema.tables
- WHERE table_schema = DATABASE() AND table_name = ?)`,
 	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim, as Leaf makes it: in one transaction, an UPDATE that adds
@@ -134,7 +131,7 @@ const (
 	lockPrefix = "idforge:key:"
 )
 
-// createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT
+// createTables is sqlstore.Backend.CreateTables: CREATE TABLE IF NOT
 // EXISTS, which leaves an existing table as it is.
 func createTables(ctx context.Context, db *sql.DB) error {
 	for _, ddl := range []string{createLeafAllocSQL, createKeysSQL, createSerialsSQL, createDefinitionsSQL} {
@@ -148,7 +145,7 @@ func createTables(ctx context.Context, db *sql.DB) error {
 // nameLocker takes MySQL's named locks for key names in one database.
 type nameLocker struct{ dbName string }
 
-// withLock is sqlstore.Dialect.WithNameLock: it runs fn on a connection
+// withLock is sqlstore.Backend.WithNameLock: it runs fn on a connection
 // of its own that holds the server's named lock for name, waiting for the
 // lock as long as ctx allows. Lock names are at most 64 characters, so
 // the name is hashed, together with the database, whose keys are the only

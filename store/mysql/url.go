@@ -2,15 +2,14 @@ package mysql
 
 import (
 	"net/url"
-	"strings"
 
-	"github.com/idforge/idforge/internal/dsn/mysqldsn"
+	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
 // form is the URL this package's scheme takes.
-const form = "mysql://user:password@host:port/database"
+const form = mysql.Form
 
 func init() {
 	store.Register(store.Scheme{Name: "mysql", Form: form + "?param=value", Doc: "MySQL or MariaDB"},
@@ -42,16 +41,9 @@ func fromURL(u *url.URL, opts store.Options) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	db := strings.TrimPrefix(u.Path, "/")
-	if db == "" {
-		return Config{}, q.Errorf("names no database; write %s", form)
-	}
-	if strings.Contains(db, "/") {
-		return Config{}, q.Errorf("database name %q contains '/'", db)
-	}
-	drv, err := mysqldsn.Config(u, q.Rest(), db)
+	drv, err := mysql.FromURL(u, q)
 	if err != nil {
-		return Config{}, q.Errorf("%v", err)
+		return Config{}, err
 	}
 	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
 	return Config{Driver: drv, Settings: set}, nil

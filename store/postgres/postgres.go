@@ -2,18 +2,10 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net"
-	"strconv"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/stdlib"
-
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb/postgres"
 	"github.com/idforge/idforge/store/internal/sqlstore"
-	"github.com/idforge/idforge/store/sqlpool"
 )
 
 // Config configures Open. ParseURL builds one from a store URL. Every
@@ -21,12 +13,17 @@ import (
 type Config struct {
 	// Driver is the connection as github.com/jackc/pgx/v5 describes it:
 	// hosts, user, password, database, TLS and run-time parameters. It is
-	// required; Open uses a copy.
-	Driver *pgx.ConnConfig
+	// required; Open uses a copy, which connects within Timeout unless
+	// it sets a connect_timeout.
+	Driver *postgres.Config
 	// Settings are the pool, timeout and retry settings every SQL
-	// store shares (see package sqlpool).
-	sqlpool.Settings
+	// store shares.
+	Settings
 }
+
+// Settings are the pool, timeout and retry settings every SQL store
+// shares; each field documents its default.
+type Settings = sqldb.Settings
 
 // Store is an idforge.Store kept in a PostgreSQL database. It is safe for
 // concurrent use, and any number of Stores, in any number of processes,
@@ -66,8 +63,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := fmt.Sprintf("%s@%s/%s", drv.User, net.JoinHostPort(drv.Host, strconv.Itoa(int(drv.Port))), drv.Database)
-	s, err := sqlstore.OpenServer(ctx, stdlib.OpenDB(*drv), name, drv.Password, set, dialect)
+	s, err := sqlstore.OpenServer(ctx, postgres.OpenDB(drv, set.Timeout), postgres.Where(drv), drv.Password, set, backend)
 	if err != nil {
 		return nil, err
 	}
@@ -76,7 +72,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // normalize applies the defaults and returns the settings and the driver
 // configuration Open uses.
-func (cfg Config) normalize() (sqlstore.Settings, *pgx.ConnConfig, error) {
+func (cfg Config) normalize() (Settings, *postgres.Config, error) {
 	set, err := sqlstore.ServerSettings("postgres", cfg.Driver, cfg.Settings)
 	if err != nil {
 		return set, nil, err
@@ -84,22 +80,10 @@ func (cfg Config) normalize() (sqlstore.Settings, *pgx.ConnConfig, error) {
 	return set, cfg.Driver.Copy(), nil
 }
 
-// dialect is PostgreSQL's.
-var dialect = &sqlstore.Dialect{
-	Name:           "postgres",
-	QuoteIdent:     func(ident string) string { return `"` + ident + `"` },
-	Prepare:        false, // pgx prepares and caches every statement per connection
-	ClaimReturns:   true,
-	SQL:            statements,
-	ClassifyError:  classifyError,
-	IsDuplicateKey: isDuplicateKey,
-	WithNameLock:   withNameLock,
-	CreateTables:   createTables,
-	Fence:          sqlfence.Postgres,
-}
-
-// isDuplicateKey reports whether err is SQLSTATE 23505, unique_violation.
-func isDuplicateKey(err error) bool {
-	var pe *pgconn.PgError
-	return errors.As(err, &pe) && pe.Code == "23505"
+// backend is the store's PostgreSQL backend.
+var backend = &sqlstore.Backend{
+	Dialect:      postgres.Dialect,
+	SQL:          statements,
+	WithNameLock: withNameLock,
+	CreateTables: createTables,
 }

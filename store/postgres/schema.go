@@ -71,8 +71,7 @@ SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
  WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_definitions'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
-	TableExists: `SELECT to_regclass($1::text) IS NOT NULL`,
-	Ping:        `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own. At READ
 	// COMMITTED a concurrent claim on the same row waits for the row lock,
@@ -151,7 +150,7 @@ const (
 	migrateLock int64 = 0x6964666f72676501
 )
 
-// createTables is sqlstore.Dialect.CreateTables: in one transaction,
+// createTables is sqlstore.Backend.CreateTables: in one transaction,
 // under the session-level advisory lock migrateLock, it creates each table
 // the search path does not find.
 func createTables(ctx context.Context, db *sql.DB) error {
@@ -196,7 +195,7 @@ func createTables(ctx context.Context, db *sql.DB) error {
 	return tx.Commit()
 }
 
-// withNameLock is sqlstore.Dialect.WithNameLock: it runs fn in a
+// withNameLock is sqlstore.Backend.WithNameLock: it runs fn in a
 // transaction that holds the advisory lock for name (see lockSQL), and
 // commits it if fn succeeds.
 func withNameLock(ctx context.Context, db *sql.DB, name string, fn func(sqlstore.Querier) error) error {

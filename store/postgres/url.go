@@ -3,7 +3,7 @@ package postgres
 import (
 	"net/url"
 
-	"github.com/idforge/idforge/internal/dsn/pgdsn"
+	"github.com/idforge/idforge/internal/sqldb/postgres"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
@@ -44,9 +44,9 @@ func fromURL(u *url.URL, opts store.Options) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	drv, err := pgdsn.Config(u, q.Rest())
+	drv, err := postgres.FromURL(u, q)
 	if err != nil {
-		return Config{}, q.Errorf("%v", err)
+		return Config{}, err
 	}
 	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
 	return Config{Driver: drv, Settings: set}, nil

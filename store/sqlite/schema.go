@@ -3,11 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 
-	sqlite "modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
-
+	"github.com/idforge/idforge/internal/sqldb/sqlite"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -52,17 +49,13 @@ CREATE TABLE IF NOT EXISTS idforge_definitions (
 );
 `
 
-// dialect is SQLite's: a file the store owns, so Open creates the tables
-// (an embedded store needs no administrator), and one writer connection
-// whose transactions begin IMMEDIATE (see dsn), so that the write lock is
-// the lock on every name and every claim.
-var dialect = &sqlstore.Dialect{
-	Name:               "sqlite",
-	QuoteIdent:         func(ident string) string { return `"` + ident + `"` },
-	Prepare:            true, // saves compiling the claim and the lookup each time
-	ClaimReturns:       true,
+// backend is the store's SQLite backend: a file the store owns, so Open
+// creates the tables (an embedded store needs no administrator), and one
+// writer connection whose transactions begin IMMEDIATE (sqlite.OpenDB),
+// so that the write lock is the lock on every name and every claim.
+var backend = &sqlstore.Backend{
+	Dialect:            sqlite.Dialect,
 	SQL:                statements,
-	IsDuplicateKey:     isConstraint,
 	WithNameLock:       withWriteLock,
 	CreateTables:       createTables,
 	CreateTablesOnOpen: true,
@@ -82,8 +75,7 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT m.name, lower(c.name) FROM sqlite_schema m, pragma_table_info(m.name) c
  WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions')`,
-	TableExists: `SELECT EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?)`,
-	Ping:        `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
+	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own and durable
 	// (synchronous=FULL) when it completes. The WHERE clause refuses, by
@@ -135,31 +127,17 @@ UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
 	RetireDefinition: `UPDATE idforge_definitions SET retired = 1, update_time = CURRENT_TIMESTAMP WHERE kind = ?1 AND name = ?2`,
 }
 
-// createTables is sqlstore.Dialect.CreateTables: CREATE TABLE IF NOT
+// createTables is sqlstore.Backend.CreateTables: CREATE TABLE IF NOT
 // EXISTS, which leaves an existing table as it is.
 func createTables(ctx context.Context, db *sql.DB) error {
 	_, err := db.ExecContext(ctx, schema)
 	return err
 }
 
-// withWriteLock is sqlstore.Dialect.WithNameLock: a transaction on the
+// withWriteLock is sqlstore.Backend.WithNameLock: a transaction on the
 // writer, whose BEGIN IMMEDIATE takes the file's write lock, so that the
 // check that a name is free and the insert hold it together, also against
 // other processes.
 func withWriteLock(ctx context.Context, db *sql.DB, _ string, fn func(sqlstore.Querier) error) error {
 	return sqlstore.InTx(ctx, db, func(tx *sql.Tx) error { return fn(tx) })
-}
-
-// isConstraint is sqlstore.Dialect.IsDuplicateKey: SQLite's primary key
-// or unique constraint violation.
-func isConstraint(err error) bool {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code() {
-	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-		return true
-	}
-	return false
 }

@@ -5,18 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
+	"github.com/idforge/idforge/internal/sqldb"
+	"github.com/idforge/idforge/internal/sqldb/sqlite"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
@@ -26,7 +22,7 @@ const DefaultFileName = datadir.SQLiteFile
 
 // DefaultBusyTimeout is how long a write waits for another process holding
 // the file's write lock, unless WithBusyTimeout says otherwise.
-const DefaultBusyTimeout = 5 * time.Second
+const DefaultBusyTimeout = sqldb.DefaultBusyTimeout
 
 // Store is an idforge.Store kept in one SQLite file. It is safe for
 // concurrent use, and several Stores, in one process or in several, may
@@ -99,20 +95,13 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if strings.ContainsRune(path, '?') {
 		return nil, fmt.Errorf("%w: sqlite: database path %q contains '?'", idforge.ErrInvalidArgument, path)
 	}
-	// An absolute path also keeps SQLite from reading a name that starts
-	// with "file:" as a URI.
-	abs, err := filepath.Abs(path)
+	abs, err := sqlite.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: database path %q: %w", path, err)
+		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o750); err != nil {
-		return nil, fmt.Errorf("sqlite: create directory for %s: %w", abs, err)
-	}
-
-	// sql.Open only fails for an unknown driver; connections are made
-	// when first used.
-	w, _ := sql.Open("sqlite", driverDSN(abs, o.busyTimeout, true))
-	r, _ := sql.Open("sqlite", driverDSN(abs, o.busyTimeout, false))
+	// Connections are made when first used.
+	w := sqlite.OpenDB(abs, o.busyTimeout, true)
+	r := sqlite.OpenDB(abs, o.busyTimeout, false)
 	n := max(4, runtime.GOMAXPROCS(0))
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -125,30 +114,11 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	// context and busy_timeout; no retries, as waiting for the file's
 	// write lock is busy_timeout's work.
 	set := sqlstore.Settings{MaxOpenConns: 1, MaxIdleConns: 1, ConnMaxLifetime: -1, Timeout: -1, Retries: -1, Logger: o.logger}
-	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: w, Read: r}, abs, set, dialect)
+	s, err := sqlstore.Open(ctx, sqlstore.Pools{Write: w, Read: r}, abs, set, backend)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{shared: s, path: abs, w: w, r: r}, nil
-}
-
-// driverDSN returns the driver's data source name for path. Every
-// connection the pool opens runs these pragmas. The writer takes its write lock when a
-// transaction begins (BEGIN IMMEDIATE), so a transaction never has to
-// upgrade a read lock, which SQLite would refuse with SQLITE_BUSY whatever
-// the busy timeout; readers are query_only.
-func driverDSN(path string, busy time.Duration, writer bool) string {
-	q := url.Values{}
-	ms := max(1, busy.Milliseconds()) // 0 would turn waiting off
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(ms, 10)+")")
-	if writer {
-		q.Add("_pragma", "journal_mode(WAL)")
-		q.Add("_pragma", "synchronous(FULL)")
-		q.Set("_txlock", "immediate")
-	} else {
-		q.Add("_pragma", "query_only(1)")
-	}
-	return path + "?" + q.Encode()
 }
 
 // checkJournal connects the writer, which switches the file to WAL, and

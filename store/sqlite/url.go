@@ -7,6 +7,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb/sqlite"
 	"github.com/idforge/idforge/store"
 )
 
@@ -16,14 +17,14 @@ func init() {
 }
 
 // openURL is the store.Opener for the "sqlite" scheme: the file is
-// dsn's SQLitePath (see the package documentation), and the query may
+// sqlite.Path's (see the package documentation), and the query may
 // set busy_timeout to a Go duration ("busy_timeout=10s").
 func openURL(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store, error) {
 	q := dsn.NewQuery(u, "sqlite URL")
 	if u.Fragment != "" {
 		return nil, q.Errorf("has a fragment")
 	}
-	path, err := q.SQLitePath(opts.DataDir)
+	path, err := sqlite.Path(u, q, opts.DataDir)
 	if err != nil {
 		return nil, err
 	}

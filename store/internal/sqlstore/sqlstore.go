@@ -4,10 +4,10 @@
 // and serial definitions (idforge.SerialStore) in idforge_serials, and
 // owns every rule about those tables.
 //
-// A backend is a Dialect (its SQL text, its driver's error codes, how it
-// locks a key name and creates the tables) plus its Config and URL
-// parsing: it hands Open its driver's pools and its Dialect, and its Store
-// type embeds this Store, whose methods are its methods.
+// A backend is a Backend (its engine's sqldb.Dialect, its SQL text, how
+// it locks a key name and creates the tables) plus its Config and URL
+// parsing: it hands Open its pools and its Backend, and its Store type
+// embeds this Store, whose methods are its methods.
 package sqlstore
 
 import (
@@ -22,45 +22,27 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
-	"github.com/idforge/idforge/store/sqlpool"
 )
 
 // Settings are the fields of a backend's Config besides its driver's
-// configuration (package sqlpool documents them); store/sqlite sets them
+// configuration (sqldb.Settings documents them); store/sqlite sets them
 // itself, with a negative Timeout meaning no bound but the context.
-type Settings = sqlpool.Settings
+type Settings = sqldb.Settings
 
-// Dialect is what differs from one SQL server to another.
-type Dialect struct {
-	// Name is the backend's name, which starts its messages: "mysql".
-	Name string
-	// QuoteIdent quotes an identifier (leaf_alloc's description column).
-	QuoteIdent func(ident string) string
-	// Prepare has the Store prepare its busiest statements (the claims,
-	// the read of a row, the key lookup) once, on their pool.
-	// go-sql-driver/mysql would otherwise prepare and close a statement on
-	// every call with arguments; pgx prepares and caches each statement
-	// on each connection by itself.
-	Prepare bool
-	// ClaimReturns says that SQL.ClaimStored and SQL.ClaimStep end in
-	// RETURNING max_id, step, so that a claim is that one statement.
-	// Otherwise a claim is Leaf's: the UPDATE, then SQL.Read, in one
-	// transaction.
-	ClaimReturns bool
-	// SQL is the dialect's text of every statement.
+// Backend is what one SQL backend gives the Store.
+type Backend struct {
+	// Dialect is the engine's: its name starts the store's messages, and
+	// it says whether to prepare the busiest statements (the claims, the
+	// read of a row, the key lookup: PrepareHot) once on their pool,
+	// whether a claim is one UPDATE … RETURNING max_id, step (Returning;
+	// otherwise Leaf's UPDATE then SQL.Read in one transaction), what
+	// errors mean and whether claims check the fail-over fence.
+	*sqldb.Dialect
+	// SQL is the backend's text of every statement.
 	SQL Statements
-	// ClassifyError judges the errors the driver knows (its server's
-	// error codes, its own sentinels): whether retrying a claim may cure
-	// err, with known false for an error it does not recognise. See
-	// Transient. It may be nil for a dialect whose claims are never
-	// retried.
-	ClassifyError func(err error) (transient, known bool)
-	// IsDuplicateKey reports whether err is the server's unique-key
-	// violation.
-	IsDuplicateKey func(err error) bool
 	// WithNameLock runs fn while holding a lock on a key name that every
 	// process using the database respects, and gives fn the connection
 	// or transaction that holds it. CreateKey relies on it so that the
@@ -73,10 +55,6 @@ type Dialect struct {
 	// where they do not exist, leaving existing tables and their rows
 	// alone (Migrate).
 	CreateTables func(ctx context.Context, db *sql.DB) error
-	// Fence is the server family of the failover fence (internal/sqlfence)
-	// that claims check, or "" for none (an embedded database has no
-	// replica to fail over to). Migrate creates the fence's table.
-	Fence sqlfence.Flavor
 	// CreateTablesOnOpen has Open run CreateTables before it checks the
 	// tables: an embedded database has no administrator to run
 	// `idforge migrate`. A server's schema belongs to its administrators,
@@ -84,16 +62,13 @@ type Dialect struct {
 	CreateTablesOnOpen bool
 }
 
-// Statements are a dialect's SQL. Each statement takes the arguments
+// Statements are a backend's SQL. Each statement takes the arguments
 // listed, in that order, one per placeholder.
 type Statements struct {
 	// Columns lists (table name, lower-case column name) of leaf_alloc,
 	// idforge_keys and idforge_serials, and of idforge_fence when the
 	// dialect has a fence, as the other statements find those tables.
 	Columns string
-	// TableExists tells, as one boolean, whether a table (name) exists
-	// where the other statements would find it.
-	TableExists string
 	// Ping checks the server and that leaf_alloc is readable; one boolean.
 	Ping string
 
@@ -101,7 +76,7 @@ type Statements struct {
 	// ClaimStep adds a step the caller gives, known to be positive (step,
 	// key, step). Both must match no row, rather than fail, when the step
 	// is not positive or max_id would pass the largest int64. See
-	// Dialect.ClaimReturns for what they return.
+	// Dialect.Returning for what they return.
 	ClaimStored, ClaimStep string
 	// Read reads max_id and step (key), each NULL when the row holds
 	// something other than an integer.
@@ -113,7 +88,7 @@ type Statements struct {
 	// MaxIDs reads biz_tag and max_id of every leaf_alloc row, locking
 	// them (FOR UPDATE) where the server can; Raise sets a key's max_id
 	// to floor where it is lower (floor, key, floor). The fail-over repair
-	// uses them in one transaction. Dialects without a fence leave them
+	// uses them in one transaction. Engines without a fence leave them
 	// empty.
 	MaxIDs, Raise string
 	// Exists counts leaf_alloc's rows for a key (key).
@@ -155,12 +130,8 @@ type Statements struct {
 	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
-// Querier is what Dialect.WithNameLock hands out: a *sql.Conn or *sql.Tx.
-type Querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
+// Querier is what Backend.WithNameLock hands out: a *sql.Conn or *sql.Tx.
+type Querier = sqldb.Querier
 
 // Pools are the connection pools a Store runs on.
 type Pools struct {
@@ -180,7 +151,7 @@ type Pools struct {
 type Store struct {
 	db    *sql.DB // writes, and reads when there is no rdb of its own
 	rdb   *sql.DB // reads
-	d     *Dialect
+	d     *Backend
 	life  claim.Life // DB is user@host:port/database or a file's path; no password
 	retry claim.Retry
 
@@ -199,10 +170,10 @@ type Store struct {
 	// hasDefs records that idforge_definitions exists; without it
 	// DefinitionStore calls fail, saying to run `idforge migrate`.
 	hasDefs atomic.Bool
-	// fence is the failover fence when the dialect has one (nil
+	// fence is the failover fence when the engine has one (nil
 	// otherwise); claims check it when the database has its table.
-	fence *sqlfence.Fence
-	// createdOnOpen are the tables Open created (Dialect.CreateTablesOnOpen),
+	fence *sqldb.Fence
+	// createdOnOpen are the tables Open created (Backend.CreateTablesOnOpen),
 	// for MigrateTables to report.
 	createdOnOpen []string
 }
@@ -225,8 +196,8 @@ type schema struct {
 	updateSegmentSQL                  string
 }
 
-// statement is one of the statements Dialect.Prepare is about: prepared
-// when the dialect asks for it, otherwise run as text.
+// statement is one of the statements Dialect.PrepareHot is about:
+// prepared when the engine asks for it, otherwise run as text.
 type statement struct {
 	text     string
 	prepared *sql.Stmt
@@ -269,22 +240,21 @@ func (st statement) on(ctx context.Context, q Querier) *sql.Stmt {
 // set (whose defaults must have been applied: Settings.WithDefaults), once
 // the database answers and leaf_alloc, idforge_keys and idforge_serials,
 // where they exist, are the tables idforge expects (created first when
-// the dialect says so: Dialect.CreateTablesOnOpen). Without leaf_alloc it
+// the backend says so: Backend.CreateTablesOnOpen). Without leaf_alloc it
 // fails with an error saying to run `idforge migrate`, unless
 // set.ForMigrate; without either of the others it opens. name, which must
 // not hold a password, names the database in messages. When Open fails it
 // closes the pools.
-func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialect) (*Store, error) {
+func Open(ctx context.Context, pools Pools, name string, set Settings, d *Backend) (*Store, error) {
 	s := &Store{
 		db:   pools.Write,
 		rdb:  cmp.Or(pools.Read, pools.Write),
 		d:    d,
 		life: claim.Life{Backend: d.Name, DB: name, Timeout: set.Timeout, Log: set.Logger},
 	}
-	s.retry = claim.Retry{Life: &s.life, Thing: "row", Retries: max(set.Retries, 0), Classify: d.ClassifyError}
-	s.db.SetMaxOpenConns(set.MaxOpenConns)
-	s.db.SetMaxIdleConns(max(set.MaxIdleConns, 0))
-	s.db.SetConnMaxLifetime(max(set.ConnMaxLifetime, 0))
+	s.retry = claim.Retry{Life: &s.life, Thing: "row", Retries: max(set.Retries, 0),
+		Classify: func(err error) (bool, bool) { return sqldb.IsTransient(err), true }}
+	set.Apply(s.db)
 
 	if err := s.open(ctx, set.ForMigrate); err != nil {
 		s.closeDB()
@@ -297,18 +267,18 @@ func Open(ctx context.Context, pools Pools, name string, set Settings, d *Dialec
 
 // ServerSettings checks what every server backend (store/mysql,
 // store/postgres) asks of its Config, its driver's configuration drv and
-// its Settings, and returns set with sqlpool.ServerDefaults applied. Its
-// errors wrap idforge.ErrInvalidArgument and start with backend.
+// its Settings, and returns set with its defaults applied. Its errors
+// wrap idforge.ErrInvalidArgument and start with backend.
 func ServerSettings[D any](backend string, drv *D, set Settings) (Settings, error) {
 	if drv == nil {
 		return set, fmt.Errorf("%w: %s: Config.Driver is nil", idforge.ErrInvalidArgument, backend)
 	}
-	return set.WithDefaults(backend, sqlpool.ServerDefaults)
+	return set.WithDefaults(backend)
 }
 
 // OpenServer is Open for a server backend: one pool, db, and no password
 // in any error.
-func OpenServer(ctx context.Context, db *sql.DB, name, password string, set Settings, d *Dialect) (*Store, error) {
+func OpenServer(ctx context.Context, db *sql.DB, name, password string, set Settings, d *Backend) (*Store, error) {
 	s, err := Open(ctx, Pools{Write: db}, name, set, d)
 	if err != nil {
 		return nil, dsn.Scrub(err, password)
@@ -322,13 +292,11 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 	if err := s.db.PingContext(ctx); err != nil {
 		return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
 	}
-	if s.d.Fence != "" {
-		f, err := sqlfence.New(ctx, s.db, s.d.Fence)
-		if err != nil {
-			return s.life.Wrap(ctx, err, "identify the server of "+s.life.DB)
-		}
-		s.fence = f
+	f, err := sqldb.NewFence(ctx, s.d.Dialect, s.db)
+	if err != nil {
+		return s.life.Wrap(ctx, err, "identify the server of "+s.life.DB)
 	}
+	s.fence = f
 	if s.d.CreateTablesOnOpen {
 		missing, err := s.missingTables(ctx)
 		if err != nil {
@@ -339,7 +307,7 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 		}
 		s.createdOnOpen = missing
 	}
-	_, err := s.load(ctx)
+	_, err = s.load(ctx)
 	return claim.OpenErr(err, forMigrate)
 }
 
@@ -389,9 +357,9 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 		return nil, &claim.NotMigrated{Backend: s.d.Name, DB: s.life.DB, Missing: "table leaf_alloc", Kind: "tables"}
 	}
 	// Older copies of Leaf's DDL name the description column desc.
-	desc := s.d.QuoteIdent("description")
+	desc := s.d.Quote("description")
 	if !leaf["description"] && leaf["desc"] {
-		desc = s.d.QuoteIdent("desc")
+		desc = s.d.Quote("desc")
 		leaf["description"] = true
 	}
 	if err := s.checkColumns("leaf_alloc", leaf, "biz_tag", "max_id", "step", "update_time", "description"); err != nil {
@@ -405,10 +373,10 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	}
 	claimStored, claimStep := q.ClaimStored, q.ClaimStep
 	if s.fence != nil {
-		if sch.fenced = len(cols[sqlfence.Table]) > 0; sch.fenced {
+		if sch.fenced = len(cols[sqldb.FenceTable]) > 0; sch.fenced {
 			claimStored, claimStep = fenced(claimStored, s.fence), fenced(claimStep, s.fence)
 		} else {
-			s.life.Log.Warn(s.d.Name+": no table "+sqlfence.Table+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
+			s.life.Log.Warn(s.d.Name+": no table "+sqldb.FenceTable+": claims are not fenced against a fail-over to a replica that lacks the last of them; run `idforge migrate`, then restart the nodes",
 				"db", s.life.DB)
 		}
 	}
@@ -416,7 +384,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	// the writer; the key lookup to the readers.
 	prepare := func(db *sql.DB, text string) statement {
 		st := statement{text: text}
-		if err != nil || !s.d.Prepare {
+		if err != nil || !s.d.PrepareHot {
 			return st
 		}
 		if st.prepared, err = db.PrepareContext(ctx, text); err != nil {
@@ -439,7 +407,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 // fenced returns a claim's UPDATE that matches nothing unless the fence
 // names the server it runs on: the fence's condition goes at the end of
 // its WHERE clause, before RETURNING if it has one.
-func fenced(claim string, f *sqlfence.Fence) string {
+func fenced(claim string, f *sqldb.Fence) string {
 	if i := strings.LastIndex(claim, "\nRETURNING"); i >= 0 {
 		return claim[:i] + f.Cond() + claim[i:]
 	}

@@ -9,13 +9,14 @@ import (
 	"slices"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store"
 )
 
 // CreateKey implements idforge.KeyStore. A segment key becomes a
 // leaf_alloc row (max_id = k.MaxID, the first ID issued; step = k.Step);
 // any other key becomes an idforge_keys row. The name must be free in both
-// tables: the dialect's lock per name (Dialect.WithNameLock) serialises
+// tables: the backend's lock per name (Backend.WithNameLock) serialises
 // creators in every process, and each table's primary key backs it up
 // against rows inserted by other means (Leaf's console, an operator).
 //
@@ -74,7 +75,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		return nil
 	case errors.Is(err, errTaken):
 		return err
-	case s.d.IsDuplicateKey(err):
+	case sqldb.KindOf(err) == sqldb.Duplicate:
 		return errTaken
 	}
 	return s.life.Wrap(ctx, err, what)

@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 )
 
 // Migrate implements idforge.Migrator: it creates leaf_alloc,
 // idforge_keys and idforge_serials where they do not exist
-// (Dialect.CreateTables), and, on a server, the failover fence
-// idforge_fence recording the server it runs on (internal/sqlfence), and
+// (Backend.CreateTables), and, on a server, the failover fence
+// idforge_fence recording the server it runs on (sqldb.Fence), and
 // then checks them as Open does. An existing fence is left alone. An existing
 // table, Leaf's leaf_alloc included, is left as it is with its rows, its
 // collation and its column named desc rather than description if it has
@@ -32,7 +32,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	if s.fence != nil {
 		if err := s.fence.Create(ctx, s.db); err != nil {
-			return s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s: create %s", s.life.DB, sqlfence.Table))
+			return s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s: create %s", s.life.DB, sqldb.FenceTable))
 		}
 	}
 	if _, err := s.load(ctx); err != nil {
@@ -47,7 +47,7 @@ var Tables = []string{"leaf_alloc", "idforge_keys", "idforge_serials", Definitio
 
 // MigrateTables is Migrate that also returns the tables of Tables this
 // Store created: those Migrate created now, and those Open created when
-// the dialect creates them there (Dialect.CreateTablesOnOpen). `idforge
+// the dialect creates them there (Backend.CreateTablesOnOpen). `idforge
 // migrate` reports with it what it did. A table another process creates
 // between the check and the creation may be counted as created here.
 func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
@@ -61,10 +61,10 @@ func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
 	if s.fence != nil {
 		has, err := s.fence.Exists(ctx, s.db)
 		if err != nil {
-			return nil, s.life.Wrap(ctx, err, "look for table "+sqlfence.Table)
+			return nil, s.life.Wrap(ctx, err, "look for table "+sqldb.FenceTable)
 		}
 		if !has {
-			missing = append(missing, sqlfence.Table)
+			missing = append(missing, sqldb.FenceTable)
 		}
 	}
 	if err := s.Migrate(ctx); err != nil {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -25,7 +25,7 @@ func (s *Store) FailoverState(ctx context.Context) (idforge.FailoverState, error
 	}
 	st, err := s.fence.Read(ctx, s.db)
 	if err != nil {
-		return idforge.FailoverState{}, s.life.Wrap(ctx, err, "read "+sqlfence.Table)
+		return idforge.FailoverState{}, s.life.Wrap(ctx, err, "read "+sqldb.FenceTable)
 	}
 	return idforge.FailoverState{Recorded: st.Recorded, Current: st.Current}, nil
 }
@@ -38,10 +38,10 @@ func (s *Store) checkFence(ctx context.Context) error {
 	}
 	ok, err := s.fence.Exists(ctx, s.db)
 	if err != nil {
-		return s.life.Wrap(ctx, err, "look for table "+sqlfence.Table)
+		return s.life.Wrap(ctx, err, "look for table "+sqldb.FenceTable)
 	}
 	if !ok {
-		return fmt.Errorf("%w: %s: %s has no table %s: run `idforge migrate` first", idforge.ErrInvalidArgument, s.d.Name, s.life.DB, sqlfence.Table)
+		return fmt.Errorf("%w: %s: %s has no table %s: run `idforge migrate` first", idforge.ErrInvalidArgument, s.d.Name, s.life.DB, sqldb.FenceTable)
 	}
 	return nil
 }

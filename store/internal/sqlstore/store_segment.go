@@ -15,7 +15,7 @@ import (
 // [new max_id − step, new max_id), so a row (max_id 1, step 2000) yields
 // [1, 2001) first. The row's lock (the file's write lock in SQLite) makes
 // concurrent claims from any number of processes queue, so no two claims
-// ever overlap; the dialect's statements (Dialect.ClaimReturns) say how.
+// ever overlap; the engine's statements (Dialect.Returning) say how.
 // The claim is committed when ClaimSegment returns.
 //
 // A transient failure (see claim.Transient) is retried with backoff, up to
@@ -27,7 +27,7 @@ import (
 // Errors, each naming the key: ErrUnknownKey when leaf_alloc has no such
 // row (also for a key of another strategy); ErrSpaceExhausted when the new
 // max_id would pass the largest int64 (the row is left unchanged);
-// ErrStoreFailedOver when the failover fence (internal/sqlfence) names
+// ErrStoreFailedOver when the failover fence (sqldb.Fence) names
 // another server than the one the claim ran on: nothing was claimed;
 // ErrInvalidArgument for a negative step, a row whose max_id or step is
 // not an integer, or, when step is 0, a stored step that is not positive;
@@ -44,7 +44,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	if s.d.ClaimReturns {
+	if s.d.Returning {
 		return s.claimReturning(ctx, sch, key, step)
 	}
 	return s.claimThenRead(ctx, sch, key, step)

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -43,7 +44,7 @@ func (s *Store) insert(ctx context.Context, t optionalTable, label, stmt string,
 	switch {
 	case err == nil:
 		return nil
-	case s.d.IsDuplicateKey(err):
+	case sqldb.KindOf(err) == sqldb.Duplicate:
 		return fmt.Errorf("%w: %s", idforge.ErrKeyExists, label)
 	}
 	return s.tableErr(ctx, err, t, what)
@@ -166,7 +167,7 @@ func (s *Store) seen(ctx context.Context, t optionalTable) (bool, error) {
 // exists asks the database whether t exists.
 func (s *Store) exists(ctx context.Context, t optionalTable) (bool, error) {
 	var ok bool
-	if err := s.rdb.QueryRowContext(ctx, s.d.SQL.TableExists, t.name).Scan(&ok); err != nil {
+	if err := s.rdb.QueryRowContext(ctx, s.d.Rebind(s.d.TableExists), t.name).Scan(&ok); err != nil {
 		return false, s.life.Wrap(ctx, err, "look for table "+t.name)
 	}
 	return ok, nil
