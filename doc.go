@@ -57,7 +57,8 @@
 //     password redaction;
 //     internal/redisconn: the go-redis client of a Redis URL (single,
 //     Sentinel, Cluster) and the WAIT for replicas before values are
-//     handed out; internal/sqldb: SQL's one owner (the pool of a URL and
+//     handed out; internal/mongoconn: the MongoDB client of a URL, its
+//     majority concerns and which errors are transient; internal/sqldb: SQL's one owner (the pool of a URL and
 //     its defaults, each engine's dialect and error meanings, the
 //     failover fence idforge_fence that keeps claims off a promoted
 //     replica until `idforge keys repair`), with one sub-package per

@@ -14,16 +14,12 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/sequence"
 )
 
-// defaultTimeout bounds connecting and each call without an earlier
-// deadline.
-const defaultTimeout = 5 * time.Second
-
 func init() {
-	for _, scheme := range mongodsn.Schemes {
+	for _, scheme := range mongoconn.Schemes {
 		sequence.Register(sequence.Scheme{Name: scheme, Form: scheme + "://[user:password@]host/database?name=orders",
 			Doc: "$inc on one MongoDB document"}, openSource)
 		sequence.RegisterCounter(sequence.Scheme{Name: scheme, Form: scheme + "://[user:password@]host/database?name=waybill&period=day",
@@ -40,35 +36,26 @@ func disconnect(db *mongo.Database) closeonce.Func {
 // the database u names, once the primary answers. It takes the
 // connection's idforge parameters from q first.
 func connect(ctx context.Context, u *url.URL, q *dsn.Query) (*mongo.Database, time.Duration, error) {
-	if err := mongodsn.Check(u); err != nil {
+	if err := mongoconn.Check(u); err != nil {
 		return nil, 0, q.Errorf("%v", err)
 	}
-	timeout := q.Duration("timeout", defaultTimeout, time.Millisecond)
-	weak := mongodsn.TakeWeak(q)
+	timeout := q.Duration("timeout", mongoconn.DefaultTimeout, time.Millisecond)
+	weak := mongoconn.TakeWeak(q)
 	allowFerretDB := q.Bool("allow_ferretdb", false)
 	if err := q.Err(); err != nil {
 		return nil, 0, err
 	}
-	name, _ := mongodsn.Database(u)
-	opts, err := mongodsn.Config(u, q.Rest(), weak, timeout)
-	if err != nil {
-		return nil, 0, q.Errorf("%v", err)
-	}
-	c, err := mongo.Connect(opts)
+	name, _ := mongoconn.Database(u)
+	opts, err := mongoconn.Config(u, q.Rest(), weak, timeout)
 	if err != nil {
 		return nil, 0, q.Errorf("%v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err = c.Ping(ctx, readpref.Primary())
-	if err == nil {
-		err = mongodsn.CheckServer(ctx, c, allowFerretDB)
-	}
-	if err != nil {
-		c.Disconnect(context.Background())
-		if errors.Is(err, mongodsn.ErrFerretDB) {
-			return nil, 0, q.Errorf("%v", err)
-		}
+	c, err := mongoconn.Connect(ctx, opts, allowFerretDB)
+	if errors.Is(err, idforge.ErrInvalidArgument) {
+		return nil, 0, q.Errorf("%v", err)
+	} else if err != nil {
 		return nil, 0, fmt.Errorf("%w: %s: connect: %w", idforge.ErrUnavailable, dsn.Redacted(u), err)
 	}
 	return c.Database(name), timeout, nil

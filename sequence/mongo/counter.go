@@ -17,7 +17,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/sequence"
 )
 
@@ -57,8 +57,8 @@ type counterDoc struct {
 // mark returns the document as a Mark, or an error naming the counter
 // when a hand edit left it without integers.
 func (d counterDoc) mark(name string) (sequence.Mark, error) {
-	p, ok1 := mongodsn.Integer(d.Period)
-	n, ok2 := mongodsn.Integer(d.N)
+	p, ok1 := mongoconn.Integer(d.Period)
+	n, ok2 := mongoconn.Integer(d.N)
 	if !ok1 || !ok2 {
 		return sequence.Mark{}, fmt.Errorf("%w: mongodb counter %q: period and n must be integers (int or long)", idforge.ErrInvalidArgument, name)
 	}
@@ -73,7 +73,7 @@ func NewCounterStore(db *mongo.Database, cfg CounterStoreConfig) (*CounterStore,
 	if !validCollection(cfg.Collection) {
 		return nil, fmt.Errorf("%w: mongodb counter store: collection name %q (want letters, digits and _)", idforge.ErrInvalidArgument, cfg.Collection)
 	}
-	return &CounterStore{coll: primary(db, cfg.Collection), timeout: cmp.Or(cfg.Timeout, defaultTimeout)}, nil
+	return &CounterStore{coll: primary(db, cfg.Collection), timeout: cmp.Or(cfg.Timeout, mongoconn.DefaultTimeout)}, nil
 }
 
 func (s *CounterStore) ctx(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -19,7 +19,7 @@ import (
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/closeonce"
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/internal/wait"
 	"github.com/idforge/idforge/sequence"
 )
@@ -76,7 +76,7 @@ type seqDoc struct {
 func NewSource(ctx context.Context, db *mongo.Database, cfg SourceConfig) (*Source, error) {
 	cfg.Collection = cmp.Or(cfg.Collection, DefaultSourceCollection)
 	cfg.Start = cmp.Or(cfg.Start, 1)
-	cfg.Timeout = cmp.Or(cfg.Timeout, defaultTimeout)
+	cfg.Timeout = cmp.Or(cfg.Timeout, mongoconn.DefaultTimeout)
 	switch err := idforge.ValidateKeyName(cfg.Name); {
 	case err != nil:
 		return nil, fmt.Errorf("mongodb source: name: %w", err)
@@ -105,7 +105,7 @@ func NewSource(ctx context.Context, db *mongo.Database, cfg SourceConfig) (*Sour
 	if err != nil {
 		return nil, fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, cfg.Name, err)
 	}
-	v, ok := mongodsn.Integer(doc.Value)
+	v, ok := mongoconn.Integer(doc.Value)
 	if !ok || v < 0 {
 		return nil, fmt.Errorf("%w: mongodb source %q: current_value is %v, not a counter (an int or long ≥ 0)", idforge.ErrInvalidArgument, cfg.Name, doc.Value)
 	}
@@ -135,13 +135,13 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	defer cancel()
 	floor := s.seen.Load()
 	filter := bson.D{{Key: "_id", Value: s.name},
-		{Key: "current_value", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lt", Value: int64(math.MaxInt64)}}}}
+		{Key: "current_value", Value: bson.D{{Key: "$type", Value: mongoconn.IntegerTypes}, {Key: "$lt", Value: int64(math.MaxInt64)}}}}
 	update := bson.D{{Key: "$inc", Value: bson.D{{Key: "current_value", Value: int64(1)}}}}
 	var doc seqDoc
 	var err error
 	for attempt := 0; ; attempt++ {
 		err = s.coll.FindOneAndUpdate(ctx, filter, update, options.FindOneAndUpdate().SetReturnDocument(options.After)).Decode(&doc)
-		if err == nil || attempt == 2 || !mongo.IsNetworkError(err) || ctx.Err() != nil {
+		if transient, _ := mongoconn.Transient(err); err == nil || attempt == 2 || !transient || ctx.Err() != nil {
 			break
 		}
 		if wait.For(ctx, time.Duration(10+rand.IntN(40))*time.Millisecond) != nil {
@@ -154,7 +154,7 @@ func (s *Source) Next(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, s.name, err)
 	}
-	v, ok := mongodsn.Integer(doc.Value)
+	v, ok := mongoconn.Integer(doc.Value)
 	if !ok {
 		return 0, fmt.Errorf("%w: mongodb source %q: current_value is %v after $inc", idforge.ErrInvalidArgument, s.name, doc.Value)
 	}
@@ -177,7 +177,7 @@ func (s *Source) why(ctx context.Context, floor int64) error {
 	if err != nil {
 		return fmt.Errorf("%w: mongodb source %q: %w", idforge.ErrUnavailable, s.name, err)
 	}
-	v, ok := mongodsn.Integer(doc.Value)
+	v, ok := mongoconn.Integer(doc.Value)
 	switch {
 	case !ok:
 		return fmt.Errorf("%w: mongodb source %q: current_value is %v, not an integer (write NumberLong(…) in the mongo shell)", idforge.ErrInvalidArgument, s.name, doc.Value)

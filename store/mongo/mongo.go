@@ -15,10 +15,9 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
-	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/claim"
 )
@@ -27,7 +26,7 @@ import (
 const (
 	// DefaultTimeout bounds each call whose context has no earlier
 	// deadline.
-	DefaultTimeout = 3 * time.Second
+	DefaultTimeout = mongoconn.DefaultTimeout
 	// DefaultRetries is how many times a claim is tried again after a
 	// transient failure.
 	DefaultRetries = 2
@@ -54,7 +53,7 @@ type Config struct {
 	// documentation describes yourself.
 	Client *options.ClientOptions
 	// Database names the database; empty means "idforge"
-	// (mongodsn's DefaultDatabase).
+	// (mongoconn.DefaultDatabase).
 	Database string
 	// Timeout bounds each call (with its retries) whose context has no
 	// earlier deadline. 0 means DefaultTimeout. Migrate is bounded by its
@@ -124,13 +123,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Client.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: mongodb: %v", idforge.ErrInvalidArgument, err)
 	}
-	dbName := cmp.Or(cfg.Database, mongodsn.DefaultDatabase)
+	dbName := cmp.Or(cfg.Database, mongoconn.DefaultDatabase)
 	s := &Store{life: claim.Life{Backend: "mongodb", DB: serverName(cfg.Client) + "/" + dbName, Timeout: cmp.Or(cfg.Timeout, DefaultTimeout),
 		Log: cmp.Or(cfg.Logger, slog.Default()), Gone: func(err error) bool { return errors.Is(err, mongo.ErrClientDisconnected) }}}
-	s.retry = claim.Retry{Life: &s.life, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0), Classify: classify}
-	client, err := mongo.Connect(cfg.Client)
-	if err != nil {
+	s.retry = claim.Retry{Life: &s.life, Thing: "document", Retries: max(cmp.Or(cfg.Retries, DefaultRetries), 0), Classify: mongoconn.Transient}
+	cctx, cancel := s.life.Context(ctx)
+	defer cancel()
+	client, err := mongoconn.Connect(cctx, cfg.Client, cfg.AllowFerretDB)
+	if errors.Is(err, idforge.ErrInvalidArgument) {
 		return nil, fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.life.DB, err)
+	} else if err != nil {
+		return nil, s.life.Wrap(cctx, err, "connect to "+s.life.DB)
 	}
 	s.client = client
 	s.db = client.Database(dbName)
@@ -138,27 +141,12 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.claims = s.db.Collection(KeysCollection, options.Collection().SetReadPreference(readpref.Primary()))
 	s.serials = s.db.Collection(SerialsCollection)
 	s.defs = s.db.Collection(DefinitionsCollection)
-	if err := s.open(ctx, cfg.ForMigrate, cfg.AllowFerretDB); err != nil {
+	if err := claim.OpenErr(s.check(cctx), cfg.ForMigrate); err != nil {
 		client.Disconnect(context.Background())
 		return nil, err
 	}
 	s.life.Log.Debug("mongodb store opened", "db", s.life.DB, "migrated", s.ready.Load())
 	return s, nil
-}
-
-func (s *Store) open(ctx context.Context, forMigrate, allowFerretDB bool) error {
-	ctx, cancel := s.life.Context(ctx)
-	defer cancel()
-	if err := s.client.Ping(ctx, readpref.Primary()); err != nil {
-		return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
-	}
-	if err := mongodsn.CheckServer(ctx, s.client, allowFerretDB); err != nil {
-		if !errors.Is(err, mongodsn.ErrFerretDB) {
-			return s.life.Wrap(ctx, err, "connect to "+s.life.DB)
-		}
-		return fmt.Errorf("%w: mongodb: %s: %v", idforge.ErrInvalidArgument, s.life.DB, err)
-	}
-	return claim.OpenErr(s.check(ctx), forMigrate)
 }
 
 // serverName is the hosts of a client configuration, for messages.
@@ -236,42 +224,4 @@ func (s *Store) start(ctx context.Context) (context.Context, context.CancelFunc,
 		err = s.check(ctx)
 	}
 	return ctx, cancel, err
-}
-
-// retryableCodes are server error codes after which the next attempt may
-// find a primary: HostUnreachable, HostNotFound, WriteConcernFailed,
-// NetworkTimeout, ShutdownInProgress, PrimarySteppedDown,
-// ExceededTimeLimit, SocketException, NotWritablePrimary,
-// InterruptedAtShutdown, InterruptedDueToReplStateChange,
-// NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
-var retryableCodes = []int{6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436}
-
-// classify is claim.Retry.Classify: retrying a claim may cure the
-// driver's network errors, no server to select, and the server's errors
-// that say so (a primary stepping down or shutting down, a write concern
-// not met).
-func classify(err error) (transient, known bool) {
-	if mongo.IsNetworkError(err) {
-		return true, true
-	}
-	var se mongo.ServerError
-	if errors.As(err, &se) {
-		if se.HasErrorLabel("RetryableWriteError") || se.HasErrorLabel("NetworkError") {
-			return true, true
-		}
-		for _, c := range retryableCodes {
-			if se.HasErrorCode(c) {
-				return true, true
-			}
-		}
-		return false, true
-	}
-	if errors.Is(err, mongo.ErrClientDisconnected) {
-		return false, true
-	}
-	// No server could be selected: no primary for now.
-	if errors.As(err, new(topology.ServerSelectionError)) {
-		return true, true
-	}
-	return false, false
 }

@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/store"
 )
 
@@ -31,8 +31,8 @@ func (d *keyDoc) key() (idforge.Key, error) {
 	if k.Strategy != idforge.StrategySegment {
 		return k, nil
 	}
-	maxID, ok1 := mongodsn.Integer(d.MaxID)
-	step, ok2 := mongodsn.Integer(d.Step)
+	maxID, ok1 := mongoconn.Integer(d.MaxID)
+	step, ok2 := mongoconn.Integer(d.Step)
 	if !ok1 || !ok2 {
 		return idforge.Key{}, errNotIntegers(d.Name)
 	}

@@ -11,7 +11,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -51,7 +51,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err := s.check(ctx); err != nil {
 		return idforge.Segment{}, err
 	}
-	used, stepFilter := step, bson.E{Key: "step", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}}}
+	used, stepFilter := step, bson.E{Key: "step", Value: bson.D{{Key: "$type", Value: mongoconn.IntegerTypes}}}
 	if step == 0 {
 		stored, ok := s.steps.Load(key)
 		if !ok {
@@ -70,7 +70,7 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	filter := bson.D{
 		{Key: "_id", Value: key},
 		{Key: "strategy", Value: string(idforge.StrategySegment)},
-		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongodsn.IntegerTypes}, {Key: "$lte", Value: math.MaxInt64 - used}}},
+		{Key: "max_id", Value: bson.D{{Key: "$type", Value: mongoconn.IntegerTypes}, {Key: "$lte", Value: math.MaxInt64 - used}}},
 		stepFilter,
 	}
 	update := bson.D{
@@ -88,8 +88,8 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	newMax, ok1 := mongodsn.Integer(doc.MaxID)
-	rowStep, ok2 := mongodsn.Integer(doc.Step)
+	newMax, ok1 := mongoconn.Integer(doc.MaxID)
+	rowStep, ok2 := mongoconn.Integer(doc.Step)
 	if !ok1 || !ok2 {
 		// Only if the document changed type between the filter and the
 		// update, which MongoDB's single-document atomicity rules out.
@@ -116,8 +116,8 @@ func (s *Store) whyNotClaimed(ctx context.Context, key string, step int64) error
 		s.steps.Delete(key)
 		return claim.NotSegmentKey(key, doc.Strategy)
 	}
-	maxID, ok1 := mongodsn.Integer(doc.MaxID)
-	rowStep, ok2 := mongodsn.Integer(doc.Step)
+	maxID, ok1 := mongoconn.Integer(doc.MaxID)
+	rowStep, ok2 := mongoconn.Integer(doc.Step)
 	if !ok1 || !ok2 {
 		s.steps.Delete(key)
 		return errNotIntegers(key)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/dsn/mongodsn"
+	"github.com/idforge/idforge/internal/mongoconn"
 	"github.com/idforge/idforge/store"
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
@@ -49,7 +49,7 @@ func ParseURL(rawURL string) (Config, error) {
 // fromURL is ParseURL's work, with the Options of store.Open.
 func fromURL(u *url.URL, opts store.Options) (Config, error) {
 	q := dsn.NewQuery(u, "mongodb URL")
-	if err := mongodsn.Check(u); err != nil {
+	if err := mongoconn.Check(u); err != nil {
 		return Config{}, q.Errorf("%v", err)
 	}
 	explicitNoRetries := q.Has("retries")
@@ -62,13 +62,13 @@ func fromURL(u *url.URL, opts store.Options) (Config, error) {
 	if explicitNoRetries && cfg.Retries == 0 {
 		cfg.Retries = -1
 	}
-	weak := mongodsn.TakeWeak(q)
+	weak := mongoconn.TakeWeak(q)
 	cfg.AllowFerretDB = q.Bool("allow_ferretdb", false)
 	if err := q.Err(); err != nil {
 		return Config{}, err
 	}
-	cfg.Database, _ = mongodsn.Database(u)
-	client, err := mongodsn.Config(u, q.Rest(), weak, cmp.Or(cfg.Timeout, DefaultTimeout))
+	cfg.Database, _ = mongoconn.Database(u)
+	client, err := mongoconn.Config(u, q.Rest(), weak, cmp.Or(cfg.Timeout, DefaultTimeout))
 	if err != nil {
 		return Config{}, q.Errorf("%v", err)
 	}

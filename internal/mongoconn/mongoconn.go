@@ -1,14 +1,13 @@
-// Package mongodsn builds the official MongoDB driver's client options
-// from a mongodb:// or mongodb+srv:// URL, for the MongoDB store and
-// sequence source, and owns their failover-safety rule: writes wait for a
-// majority of the replica set (w=majority) and reads see only what a
-// majority has (readConcernLevel=majority), unless the URL weakens them
-// and says so with allow_weak_writes=true or allow_weak_reads=true. It
-// also owns the two rules the MongoDB store and source share about the
-// server and its documents: a FerretDB server is refused unless the URL
-// allows it (CheckServer), and which BSON numbers count as integers
-// (Integer).
-package mongodsn
+// Package mongoconn is idforge's one owner of MongoDB connections, for
+// the MongoDB store and sequence source: the driver's client options of a
+// mongodb:// or mongodb+srv:// URL with their failover-safety rule
+// (writes wait for a majority, w=majority, and reads see only what a
+// majority has, readConcernLevel=majority, unless the URL weakens them
+// and says so with allow_weak_writes=true or allow_weak_reads=true),
+// connecting (Connect, which refuses FerretDB unless allowed), the
+// default timeout, which errors a retry may cure (Transient), and which
+// BSON numbers count as integers (Integer).
+package mongoconn
 
 import (
 	"context"
@@ -22,8 +21,11 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 )
 
@@ -32,6 +34,10 @@ var Schemes = []string{"mongodb", "mongodb+srv"}
 
 // DefaultDatabase is the database used when the URL's path names none.
 const DefaultDatabase = "idforge"
+
+// DefaultTimeout bounds connecting and each call without an earlier
+// deadline.
+const DefaultTimeout = 3 * time.Second
 
 // Weak says which failover-safety defaults a URL may weaken.
 type Weak struct {
@@ -148,28 +154,45 @@ func wcJ(wc *writeconcern.WriteConcern) any {
 	return *wc.Journal
 }
 
-// ErrFerretDB is wrapped by CheckServer's refusal of a FerretDB server.
-var ErrFerretDB = errors.New("the server is FerretDB")
-
-// CheckServer returns an error wrapping ErrFerretDB when the server client is connected to is
-// FerretDB (its buildInfo has ferretdbVersion) and allowFerretDB is
-// false: FerretDB 1.x applies findAndModify and update as a read and then
-// a write of the document, not atomically, so concurrent increments could
-// both read one value and issue it twice. The error says to add
-// allow_ferretdb=true, which is right only for a FerretDB that runs one
-// command at a time (tools/ferretdb's test server). Other errors are the
-// driver's.
-func CheckServer(ctx context.Context, client *mongo.Client, allowFerretDB bool) error {
-	if allowFerretDB {
-		return nil
+// Connect connects a client with opts and returns it once the primary
+// answers within ctx. It returns an error wrapping
+// idforge.ErrInvalidArgument for options the driver refuses, and for a
+// FerretDB server (its buildInfo has ferretdbVersion) unless
+// allowFerretDB: FerretDB 1.x applies findAndModify and update as a read
+// and then a write of the document, not atomically, so concurrent
+// increments could both read one value and issue it twice; the error says
+// to add allow_ferretdb=true, which is right only for a FerretDB that runs
+// one command at a time (tools/ferretdb's test server). Other errors are
+// the driver's. Nothing is left connected when it fails.
+func Connect(ctx context.Context, opts *options.ClientOptions, allowFerretDB bool) (*mongo.Client, error) {
+	c, err := mongo.Connect(opts)
+	if err != nil {
+		return nil, invalid{err}
 	}
+	if err = c.Ping(ctx, readpref.Primary()); err == nil && !allowFerretDB {
+		err = checkServer(ctx, c)
+	}
+	if err != nil {
+		c.Disconnect(context.Background())
+		return nil, err
+	}
+	return c, nil
+}
+
+// invalid wraps idforge.ErrInvalidArgument without repeating its text,
+// which the caller's message adds.
+type invalid struct{ error }
+
+func (e invalid) Unwrap() error { return idforge.ErrInvalidArgument }
+
+func checkServer(ctx context.Context, client *mongo.Client) error {
 	var info bson.M
 	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
 		return fmt.Errorf("buildInfo: %w", err)
 	}
 	if v, ok := info["ferretdbVersion"]; ok {
-		return fmt.Errorf("%w %v, which applies findAndModify and update as a read and then a write, not atomically: "+
-			"concurrent increments could repeat values; use MongoDB, or add allow_ferretdb=true for a FerretDB that runs one command at a time (tools/ferretdb's test server)", ErrFerretDB, v)
+		return invalid{fmt.Errorf("the server is FerretDB %v, which applies findAndModify and update as a read and then a write, not atomically: "+
+			"concurrent increments could repeat values; use MongoDB, or add allow_ferretdb=true for a FerretDB that runs one command at a time (tools/ferretdb's test server)", v)}
 	}
 	return nil
 }
@@ -190,4 +213,41 @@ func Integer(v bson.RawValue) (int64, bool) {
 		return int64(n), ok
 	}
 	return 0, false
+}
+
+// retryableCodes are server error codes after which the next attempt may
+// find a primary: HostUnreachable, HostNotFound, WriteConcernFailed,
+// NetworkTimeout, ShutdownInProgress, PrimarySteppedDown,
+// ExceededTimeLimit, SocketException, NotWritablePrimary,
+// InterruptedAtShutdown, InterruptedDueToReplStateChange,
+// NotPrimaryNoSecondaryOk, NotPrimaryOrSecondary.
+var retryableCodes = []int{6, 7, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436}
+
+// Transient reports whether retrying may cure err: the driver's network
+// errors, no server to select (no primary for now), and the server's
+// errors that say so (a primary stepping down or shutting down, a write
+// concern not met). known is false for an error that is not the driver's.
+func Transient(err error) (transient, known bool) {
+	if mongo.IsNetworkError(err) {
+		return true, true
+	}
+	var se mongo.ServerError
+	if errors.As(err, &se) {
+		if se.HasErrorLabel("RetryableWriteError") || se.HasErrorLabel("NetworkError") {
+			return true, true
+		}
+		for _, c := range retryableCodes {
+			if se.HasErrorCode(c) {
+				return true, true
+			}
+		}
+		return false, true
+	}
+	if errors.Is(err, mongo.ErrClientDisconnected) {
+		return false, true
+	}
+	if errors.As(err, new(topology.ServerSelectionError)) {
+		return true, true
+	}
+	return false, false
 }
