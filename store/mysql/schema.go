@@ -63,7 +63,6 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT table_name, LOWER(column_name) FROM information_schema.columns
  WHERE table_schema = DATABASE() AND table_name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions', 'idforge_fence')`,
-	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim, as Leaf makes it: in one transaction, an UPDATE that adds
 	// the step to max_id, then a SELECT (Read) of the new max_id and the
@@ -91,34 +90,10 @@ UPDATE leaf_alloc
 	Return: `
 UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ? AND max_id = ?`,
-	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
-	Raise:    `UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id < ?`,
-	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?`,
-	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?`,
+	Raise: `UPDATE leaf_alloc SET max_id = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ? AND max_id < ?`,
 
 	KeySegment:  "SELECT biz_tag, max_id, step, %s, update_time FROM leaf_alloc WHERE biz_tag = ?",
 	KeysSegment: "SELECT biz_tag, max_id, step, %s, update_time FROM leaf_alloc",
-	KeyOther:    "SELECT biz_tag, strategy, description, update_time FROM idforge_keys WHERE biz_tag = ?",
-	KeysOther:   "SELECT biz_tag, strategy, description, update_time FROM idforge_keys",
-
-	NameTaken: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)`,
-	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)
-    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?)`,
-
-	InsertSegment: "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
-	InsertOther:   "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
-	UpdateSegment: `UPDATE leaf_alloc SET step = ?, %s = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
-	UpdateOther:   `UPDATE idforge_keys SET description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?`,
-
-	Serial:       "SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?",
-	Serials:      "SELECT name, template, time_zone, description, update_time FROM idforge_serials",
-	InsertSerial: "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
-
-	Definition:       "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ? AND name = ?",
-	Definitions:      "SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?",
-	InsertDefinition: "INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)",
-	UpdateDefinition: "UPDATE idforge_definitions SET spec = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ? AND NOT retired",
-	RetireDefinition: "UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ?",
 }
 
 // Named locks (GET_LOCK) serialise CreateKey per name across every

@@ -84,6 +84,7 @@ func (cfg Config) normalize() (Settings, *postgres.Config, error) {
 var backend = &sqlstore.Backend{
 	Dialect:      postgres.Dialect,
 	SQL:          statements,
+	UpdateTime:   "update_time::timestamptz", // see KeySegment
 	WithNameLock: withNameLock,
 	CreateTables: createTables,
 }

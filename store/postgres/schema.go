@@ -71,7 +71,6 @@ SELECT c.relname, a.attname
   FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
  WHERE a.attrelid IN (to_regclass('leaf_alloc'), to_regclass('idforge_keys'), to_regclass('idforge_serials'), to_regclass('idforge_definitions'), to_regclass('idforge_fence'))
    AND a.attnum > 0 AND NOT a.attisdropped`,
-	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own. At READ
 	// COMMITTED a concurrent claim on the same row waits for the row lock,
@@ -98,10 +97,7 @@ RETURNING max_id, step`,
 	Return: `
 UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = $2 AND max_id = $3::bigint`,
-	MaxIDs:   `SELECT biz_tag, max_id FROM leaf_alloc FOR UPDATE`,
-	Raise:    `UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $2 AND max_id < $3::bigint`,
-	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = $1`,
-	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = $1`,
+	Raise: `UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $2 AND max_id < $3::bigint`,
 
 	// The cast makes update_time an instant also in a table where it is a
 	// plain timestamp (as in ports of Leaf's DDL): such a value is the
@@ -110,27 +106,6 @@ UPDATE leaf_alloc SET max_id = $1::bigint, update_time = CURRENT_TIMESTAMP
 	// clients.
 	KeySegment:  `SELECT biz_tag, max_id, step, %s, update_time::timestamptz FROM leaf_alloc WHERE biz_tag = $1`,
 	KeysSegment: `SELECT biz_tag, max_id, step, %s, update_time::timestamptz FROM leaf_alloc`,
-	KeyOther:    `SELECT biz_tag, strategy, description, update_time::timestamptz FROM idforge_keys WHERE biz_tag = $1`,
-	KeysOther:   `SELECT biz_tag, strategy, description, update_time::timestamptz FROM idforge_keys`,
-
-	NameTaken: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = $1)`,
-	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = $1)
-    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = $2)`,
-
-	InsertSegment: `INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)`,
-	InsertOther:   `INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES ($1, $2, $3, CURRENT_TIMESTAMP)`,
-	UpdateSegment: `UPDATE leaf_alloc SET step = $1, %s = $2, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $3`,
-	UpdateOther:   `UPDATE idforge_keys SET description = $1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = $2`,
-
-	Serial:       `SELECT name, template, time_zone, description, update_time::timestamptz FROM idforge_serials WHERE name = $1`,
-	Serials:      `SELECT name, template, time_zone, description, update_time::timestamptz FROM idforge_serials`,
-	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES ($1, $2, $3, $4, CURRENT_TIMESTAMP)`,
-
-	Definition:       `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1 AND name = $2`,
-	Definitions:      `SELECT kind, name, spec, description, retired, update_time::timestamptz FROM idforge_definitions WHERE kind = $1`,
-	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES ($1, $2, $3, $4, FALSE, CURRENT_TIMESTAMP)`,
-	UpdateDefinition: `UPDATE idforge_definitions SET spec = $1, description = $2, update_time = CURRENT_TIMESTAMP WHERE kind = $3 AND name = $4 AND NOT retired`,
-	RetireDefinition: `UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = $1 AND name = $2`,
 }
 
 // Transaction-scoped advisory locks serialise CreateKey per name (see

@@ -75,7 +75,6 @@ var statements = sqlstore.Statements{
 	Columns: `
 SELECT m.name, lower(c.name) FROM sqlite_schema m, pragma_table_info(m.name) c
  WHERE m.type = 'table' AND m.name IN ('leaf_alloc', 'idforge_keys', 'idforge_serials', 'idforge_definitions')`,
-	Ping: `SELECT EXISTS (SELECT 1 FROM leaf_alloc)`,
 
 	// The claim: one UPDATE … RETURNING, atomic on its own and durable
 	// (synchronous=FULL) when it completes. The WHERE clause refuses, by
@@ -99,32 +98,9 @@ RETURNING max_id, step`,
 	Return: `
 UPDATE leaf_alloc SET max_id = ?1, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ?2 AND max_id = ?3`,
-	Exists:   `SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?1`,
-	Strategy: `SELECT strategy FROM idforge_keys WHERE biz_tag = ?1`,
 
 	KeySegment:  `SELECT biz_tag, ` + maxIDIfInteger + `, ` + stepIfInteger + `, %s, update_time FROM leaf_alloc WHERE biz_tag = ?1`,
 	KeysSegment: `SELECT biz_tag, ` + maxIDIfInteger + `, ` + stepIfInteger + `, %s, update_time FROM leaf_alloc`,
-	KeyOther:    `SELECT biz_tag, strategy, description, update_time FROM idforge_keys WHERE biz_tag = ?1`,
-	KeysOther:   `SELECT biz_tag, strategy, description, update_time FROM idforge_keys`,
-
-	NameTaken: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)`,
-	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?1)
-    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?2)`,
-
-	InsertSegment: `INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
-	InsertOther:   `INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?1, ?2, ?3, CURRENT_TIMESTAMP)`,
-	UpdateSegment: `UPDATE leaf_alloc SET step = ?1, %s = ?2, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?3`,
-	UpdateOther:   `UPDATE idforge_keys SET description = ?1, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?2`,
-
-	Serial:       `SELECT name, template, time_zone, description, update_time FROM idforge_serials WHERE name = ?1`,
-	Serials:      `SELECT name, template, time_zone, description, update_time FROM idforge_serials`,
-	InsertSerial: `INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?1, ?2, ?3, ?4, CURRENT_TIMESTAMP)`,
-
-	Definition:       `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1 AND name = ?2`,
-	Definitions:      `SELECT kind, name, spec, description, retired <> 0, update_time FROM idforge_definitions WHERE kind = ?1`,
-	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?1, ?2, ?3, ?4, 0, CURRENT_TIMESTAMP)`,
-	UpdateDefinition: `UPDATE idforge_definitions SET spec = ?1, description = ?2, update_time = CURRENT_TIMESTAMP WHERE kind = ?3 AND name = ?4 AND retired = 0`,
-	RetireDefinition: `UPDATE idforge_definitions SET retired = 1, update_time = CURRENT_TIMESTAMP WHERE kind = ?1 AND name = ?2`,
 }
 
 // createTables is sqlstore.Backend.CreateTables: CREATE TABLE IF NOT

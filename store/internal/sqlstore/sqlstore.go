@@ -41,8 +41,12 @@ type Backend struct {
 	// otherwise Leaf's UPDATE then SQL.Read in one transaction), what
 	// errors mean and whether claims check the fail-over fence.
 	*sqldb.Dialect
-	// SQL is the backend's text of every statement.
+	// SQL is the backend's text of the statements its engine writes its
+	// own way; Open fills in the others (Statements.fill).
 	SQL Statements
+	// UpdateTime is how statements read update_time as an instant:
+	// "update_time" when empty.
+	UpdateTime string
 	// WithNameLock runs fn while holding a lock on a key name that every
 	// process using the database respects, and gives fn the connection
 	// or transaction that holds it. CreateKey relies on it so that the
@@ -63,7 +67,9 @@ type Backend struct {
 }
 
 // Statements are a backend's SQL. Each statement takes the arguments
-// listed, in that order, one per placeholder.
+// listed, in that order, one per placeholder. A backend gives Columns,
+// the claims, Read, Return, Raise, KeySegment and KeysSegment; the others
+// every engine writes alike (fill).
 type Statements struct {
 	// Columns lists (table name, lower-case column name) of leaf_alloc,
 	// idforge_keys and idforge_serials, and of idforge_fence when the
@@ -130,6 +136,39 @@ type Statements struct {
 	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
+// fill returns st with the statements every engine writes alike set
+// where st leaves them empty, rebound for d's placeholders.
+func (st Statements) fill(d *Backend) Statements {
+	t := cmp.Or(d.UpdateTime, "update_time")
+	set := func(dst *string, q string) {
+		if *dst == "" {
+			*dst = d.Rebind(strings.ReplaceAll(q, "{t}", t))
+		}
+	}
+	set(&st.Ping, "SELECT EXISTS (SELECT 1 FROM leaf_alloc)")
+	set(&st.MaxIDs, "SELECT biz_tag, max_id FROM leaf_alloc"+d.ForUpdate())
+	set(&st.Exists, "SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?")
+	set(&st.Strategy, "SELECT strategy FROM idforge_keys WHERE biz_tag = ?")
+	set(&st.KeyOther, "SELECT biz_tag, strategy, description, {t} FROM idforge_keys WHERE biz_tag = ?")
+	set(&st.KeysOther, "SELECT biz_tag, strategy, description, {t} FROM idforge_keys")
+	set(&st.NameTaken, "SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)")
+	set(&st.NameTakenKeys, "SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?) OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?)")
+	set(&st.InsertSegment, "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)")
+	set(&st.InsertOther, "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)")
+	set(&st.UpdateSegment, "UPDATE leaf_alloc SET step = ?, %s = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?")
+	set(&st.UpdateOther, "UPDATE idforge_keys SET description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?")
+	set(&st.Serial, "SELECT name, template, time_zone, description, {t} FROM idforge_serials WHERE name = ?")
+	set(&st.Serials, "SELECT name, template, time_zone, description, {t} FROM idforge_serials")
+	set(&st.InsertSerial, "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)")
+	const def = "SELECT kind, name, spec, description, retired <> FALSE, {t} FROM idforge_definitions WHERE kind = ?"
+	set(&st.Definition, def+" AND name = ?")
+	set(&st.Definitions, def)
+	set(&st.InsertDefinition, "INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)")
+	set(&st.UpdateDefinition, "UPDATE idforge_definitions SET spec = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ? AND NOT retired")
+	set(&st.RetireDefinition, "UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ?")
+	return st
+}
+
 // Querier is what Backend.WithNameLock hands out: a *sql.Conn or *sql.Tx.
 type Querier = sqldb.Querier
 
@@ -152,6 +191,7 @@ type Store struct {
 	db    *sql.DB // writes, and reads when there is no rdb of its own
 	rdb   *sql.DB // reads
 	d     *Backend
+	sql   Statements // d.SQL, filled
 	life  claim.Life // DB is user@host:port/database or a file's path; no password
 	retry claim.Retry
 
@@ -247,6 +287,7 @@ func (st statement) on(ctx context.Context, q Querier) *sql.Stmt {
 // closes the pools.
 func Open(ctx context.Context, pools Pools, name string, set Settings, d *Backend) (*Store, error) {
 	s := &Store{
+		sql:  d.SQL.fill(d),
 		db:   pools.Write,
 		rdb:  cmp.Or(pools.Read, pools.Write),
 		d:    d,
@@ -365,7 +406,7 @@ func (s *Store) load(ctx context.Context) (*schema, error) {
 	if err := s.checkColumns("leaf_alloc", leaf, "biz_tag", "max_id", "step", "update_time", "description"); err != nil {
 		return nil, err
 	}
-	q := &s.d.SQL
+	q := &s.sql
 	sch := &schema{
 		keysSQL:          fmt.Sprintf(q.KeysSegment, desc),
 		insertSegmentSQL: fmt.Sprintf(q.InsertSegment, desc),
@@ -418,7 +459,7 @@ func fenced(claim string, f *sqldb.Fence) string {
 // idforge_keys and idforge_serials, by table; an absent table has no
 // entry.
 func (s *Store) columns(ctx context.Context) (map[string]map[string]bool, error) {
-	rows, err := s.db.QueryContext(ctx, s.d.SQL.Columns)
+	rows, err := s.db.QueryContext(ctx, s.sql.Columns)
 	if err != nil {
 		return nil, s.life.Wrap(ctx, err, "inspect tables")
 	}
@@ -472,7 +513,7 @@ func (s *Store) keysT() optionalTable {
 func (s *Store) Ping(ctx context.Context) error {
 	return s.life.Ping(ctx, s.readyErr, func(ctx context.Context) error {
 		var rows bool
-		return s.rdb.QueryRowContext(ctx, s.d.SQL.Ping).Scan(&rows)
+		return s.rdb.QueryRowContext(ctx, s.sql.Ping).Scan(&rows)
 	})
 }
 

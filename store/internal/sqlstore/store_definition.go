@@ -27,7 +27,7 @@ func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) erro
 	if err := d.Validate(); err != nil {
 		return err
 	}
-	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.d.SQL.InsertDefinition,
+	return s.insert(ctx, s.defsT(), claim.DefinitionName(d.Kind, d.Name), s.sql.InsertDefinition,
 		d.Kind, d.Name, d.Spec, nullString(d.Description))
 }
 
@@ -40,7 +40,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 		return err
 	}
 	return s.changeDefinition(ctx, d.Kind, d.Name, "update "+claim.DefinitionName(d.Kind, d.Name), true,
-		s.d.SQL.UpdateDefinition, d.Spec, nullString(d.Description), d.Kind, d.Name)
+		s.sql.UpdateDefinition, d.Spec, nullString(d.Description), d.Kind, d.Name)
 }
 
 // RetireDefinition implements idforge.DefinitionStore: it marks a
@@ -48,7 +48,7 @@ func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) erro
 // with ErrUnknownKey when there is no such definition.
 func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
 	return s.changeDefinition(ctx, kind, name, "retire "+claim.DefinitionName(kind, name), false,
-		s.d.SQL.RetireDefinition, kind, name)
+		s.sql.RetireDefinition, kind, name)
 }
 
 // changeDefinition runs an UPDATE of one row (stmt with args). When it
@@ -88,7 +88,7 @@ func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Defi
 // definition reads one row on q.
 func (s *Store) definition(ctx context.Context, q Querier, kind, name, what string) (idforge.Definition, error) {
 	var r defRow
-	err := q.QueryRowContext(ctx, s.d.SQL.Definition, kind, name).Scan(r.dest()...)
+	err := q.QueryRowContext(ctx, s.sql.Definition, kind, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Definition{}, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.DefinitionName(kind, name))
 	}
@@ -102,7 +102,7 @@ func (s *Store) definition(ctx context.Context, q Querier, kind, name, what stri
 // kind, retired ones included, sorted by name in byte order (whatever the
 // table's collation). Its errors are CreateDefinition's.
 func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definition, error) {
-	return listRows(ctx, s, s.defsT(), "list "+kind+" definitions", s.d.SQL.Definitions, []any{kind}, (*defRow).definition,
+	return listRows(ctx, s, s.defsT(), "list "+kind+" definitions", s.sql.Definitions, []any{kind}, (*defRow).definition,
 		func(d idforge.Definition) string { return d.Name })
 }
 

@@ -52,9 +52,9 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		var taken bool
 		var err error
 		if hasKeys {
-			err = q.QueryRowContext(ctx, s.d.SQL.NameTakenKeys, k.Name, k.Name).Scan(&taken)
+			err = q.QueryRowContext(ctx, s.sql.NameTakenKeys, k.Name, k.Name).Scan(&taken)
 		} else {
-			err = q.QueryRowContext(ctx, s.d.SQL.NameTaken, k.Name).Scan(&taken)
+			err = q.QueryRowContext(ctx, s.sql.NameTaken, k.Name).Scan(&taken)
 		}
 		if err != nil {
 			return err
@@ -66,7 +66,7 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 		if k.Strategy == idforge.StrategySegment {
 			_, err = q.ExecContext(ctx, sch.insertSegmentSQL, k.Name, k.MaxID, k.Step, desc)
 		} else {
-			_, err = q.ExecContext(ctx, s.d.SQL.InsertOther, k.Name, string(k.Strategy), desc)
+			_, err = q.ExecContext(ctx, s.sql.InsertOther, k.Name, string(k.Strategy), desc)
 		}
 		return err
 	})
@@ -114,7 +114,7 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}
 	var o otherRow
-	err = s.rdb.QueryRowContext(ctx, s.d.SQL.KeyOther, name).Scan(&o.name, &o.strategy, &o.desc, &o.updated)
+	err = s.rdb.QueryRowContext(ctx, s.sql.KeyOther, name).Scan(&o.name, &o.strategy, &o.desc, &o.updated)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Key{}, fmt.Errorf("%w: %q", idforge.ErrUnknownKey, name)
 	}
@@ -166,7 +166,7 @@ func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 		return nil, err
 	}
 	if hasKeys {
-		rows, err := s.rdb.QueryContext(ctx, s.d.SQL.KeysOther)
+		rows, err := s.rdb.QueryContext(ctx, s.sql.KeysOther)
 		if err != nil {
 			return nil, s.life.Wrap(ctx, err, "list keys")
 		}
@@ -251,7 +251,7 @@ func (s *Store) UpdateKey(ctx context.Context, name string, step int64, descript
 	if k.Strategy == idforge.StrategySegment {
 		res, err = s.db.ExecContext(ctx, sch.updateSegmentSQL, step, desc, k.Name)
 	} else {
-		res, err = s.db.ExecContext(ctx, s.d.SQL.UpdateOther, desc, k.Name)
+		res, err = s.db.ExecContext(ctx, s.sql.UpdateOther, desc, k.Name)
 	}
 	what := fmt.Sprintf("update key %q", name)
 	if err != nil {

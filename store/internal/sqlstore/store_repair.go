@@ -64,7 +64,7 @@ func (s *Store) RepairFailover(ctx context.Context, floor int64, keys []string) 
 	if err := s.checkFence(ctx); err != nil {
 		return out, err
 	}
-	q := s.d.SQL
+	q := s.sql
 	err := InTx(ctx, s.db, func(tx *sql.Tx) error {
 		out = idforge.Repaired{}
 		current := map[string]int64{}

@@ -176,7 +176,7 @@ func errNotIntegers(key string) error {
 func (s *Store) notSegmentKey(ctx context.Context, key string) error {
 	var strategy string
 	if has, err := s.keysTable(ctx); err == nil && has {
-		s.rdb.QueryRowContext(ctx, s.d.SQL.Strategy, key).Scan(&strategy)
+		s.rdb.QueryRowContext(ctx, s.sql.Strategy, key).Scan(&strategy)
 	}
 	return claim.NotSegmentKey(key, strategy)
 }
@@ -191,7 +191,7 @@ func (s *Store) notSegmentKey(ctx context.Context, key string) error {
 // error otherwise (not retried: a lost hand-back only leaves a gap).
 func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (bool, error) {
 	return s.life.Return(ctx, key, from, to, s.readyErr, func(ctx context.Context) (bool, error) {
-		res, err := s.db.ExecContext(ctx, s.d.SQL.Return, from, key, to)
+		res, err := s.db.ExecContext(ctx, s.sql.Return, from, key, to)
 		if err != nil {
 			return false, err
 		}
@@ -199,7 +199,7 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 		return n > 0, err
 	}, func(ctx context.Context) (bool, error) {
 		var rows int
-		err := s.rdb.QueryRowContext(ctx, s.d.SQL.Exists, key).Scan(&rows)
+		err := s.rdb.QueryRowContext(ctx, s.sql.Exists, key).Scan(&rows)
 		return rows > 0, err
 	})
 }

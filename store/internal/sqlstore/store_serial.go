@@ -27,7 +27,7 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
-	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.d.SQL.InsertSerial,
+	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.sql.InsertSerial,
 		def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
 }
 
@@ -62,7 +62,7 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 		return idforge.Serial{}, err
 	}
 	var r serialRow
-	err = s.rdb.QueryRowContext(ctx, s.d.SQL.Serial, name).Scan(r.dest()...)
+	err = s.rdb.QueryRowContext(ctx, s.sql.Serial, name).Scan(r.dest()...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return idforge.Serial{}, fmt.Errorf("%w: %s", idforge.ErrUnknownKey, claim.SerialName(name))
 	}
@@ -76,7 +76,7 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 // by name in byte order (whatever the table's collation). Its errors are
 // Serial's, but for ErrUnknownKey.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
-	return listRows(ctx, s, s.serialsT(), "list serials", s.d.SQL.Serials, nil, (*serialRow).serial,
+	return listRows(ctx, s, s.serialsT(), "list serials", s.sql.Serials, nil, (*serialRow).serial,
 		func(d idforge.Serial) string { return d.Name })
 }
 
