@@ -96,21 +96,9 @@ func (f *Fence) Create(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// FenceState is what the fence records and what the server is.
-type FenceState struct {
-	// Recorded names the server the claims were made on; empty when the
-	// table has no row.
-	Recorded string
-	// Current names the server the query ran on.
-	Current string
-}
-
-// Open reports whether claims may be made on the server.
-func (s FenceState) Open() bool { return s.Recorded != "" && s.Recorded == s.Current }
-
 // Read reads the fence on q, in one round trip.
-func (f *Fence) Read(ctx context.Context, q Querier) (FenceState, error) {
-	var st FenceState
+func (f *Fence) Read(ctx context.Context, q Querier) (idforge.FailoverState, error) {
+	var st idforge.FailoverState
 	var recorded sql.NullString
 	err := q.QueryRowContext(ctx, "SELECT (SELECT server FROM "+FenceTable+" WHERE id = 1), "+f.server).Scan(&recorded, &st.Current)
 	st.Recorded = recorded.String
@@ -122,30 +110,23 @@ func (f *Fence) Read(ctx context.Context, q Querier) (FenceState, error) {
 // servers and how to repair. db names the database in it.
 func (f *Fence) Check(ctx context.Context, q Querier, db string) error {
 	st, err := f.Read(ctx, q)
-	if err != nil {
-		return err
-	}
-	return st.Err(db)
-}
-
-// Err returns nil when the fence is open, otherwise the error Check
-// returns.
-func (s FenceState) Err(db string) error {
 	switch {
-	case s.Open():
+	case err != nil:
+		return err
+	case !st.FailedOver():
 		return nil
-	case s.Recorded == "":
+	case st.Recorded == "":
 		return fmt.Errorf("%w: %s: %s has no row (a fail-over lost it?); claims were made on another server "+
-			"than %s: run `idforge keys repair --floor N` with N above every ID handed out", idforge.ErrStoreFailedOver, db, FenceTable, s.Current)
+			"than %s: run `idforge keys repair --floor N` with N above every ID handed out", idforge.ErrStoreFailedOver, db, FenceTable, st.Current)
 	}
 	return fmt.Errorf("%w: %s: claims were made on %s, but this is %s (a replica promoted after a fail-over may lack the last claims): "+
-		"run `idforge keys repair --floor N` with N above every ID handed out", idforge.ErrStoreFailedOver, db, s.Recorded, s.Current)
+		"run `idforge keys repair --floor N` with N above every ID handed out", idforge.ErrStoreFailedOver, db, st.Recorded, st.Current)
 }
 
 // Accept records the server q runs on as the one claims are made on, and
 // returns the fence as it was. Run it in the transaction that raises the
 // keys above every value handed out.
-func (f *Fence) Accept(ctx context.Context, q Querier) (FenceState, error) {
+func (f *Fence) Accept(ctx context.Context, q Querier) (idforge.FailoverState, error) {
 	st, err := f.Read(ctx, q)
 	if err != nil {
 		return st, err

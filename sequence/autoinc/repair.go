@@ -117,7 +117,7 @@ func repair(ctx context.Context, dbs []*sqldb.DB, tables []tableSpec, r Repair) 
 		if err != nil {
 			return nil, fmt.Errorf("autoinc repair on %s: %w", d.Where, err)
 		}
-		states[i] = idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}
+		states[i] = before
 	}
 	return states, nil
 }

@@ -153,5 +153,5 @@ func repair(ctx context.Context, db *sqldb.DB, r Repair) (idforge.FailoverState,
 	if err := tx.Commit(); err != nil {
 		return idforge.FailoverState{}, fmt.Errorf("sqlrow repair on %s: %w", db.Where, err)
 	}
-	return idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}, nil
+	return before, nil
 }

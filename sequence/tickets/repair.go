@@ -130,6 +130,6 @@ func (a *admin) repair(ctx context.Context, r Repair) (Repaired, error) {
 	if err != nil {
 		return done, err
 	}
-	done.Before = idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}
+	done.Before = before
 	return done, tx.Commit()
 }

@@ -27,7 +27,7 @@ func (s *Store) FailoverState(ctx context.Context) (idforge.FailoverState, error
 	if err != nil {
 		return idforge.FailoverState{}, s.life.Wrap(ctx, err, "read "+sqldb.FenceTable)
 	}
-	return idforge.FailoverState{Recorded: st.Recorded, Current: st.Current}, nil
+	return st, nil
 }
 
 // checkFence returns an error wrapping idforge.ErrInvalidArgument when
@@ -106,7 +106,7 @@ func (s *Store) RepairFailover(ctx context.Context, floor int64, keys []string) 
 		if err != nil {
 			return err
 		}
-		out.Before = idforge.FailoverState{Recorded: before.Recorded, Current: before.Current}
+		out.Before = before
 		out.Server = before.Current
 		return nil
 	})
