@@ -25,7 +25,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -104,25 +103,14 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-var registry struct {
-	sync.Mutex
-	all []*Dialect
-}
+var dialects []*Dialect
 
-// Register makes d known to Open, Wrap, Lookup and KindOf; engine
-// packages call it from init.
-func Register(d *Dialect) {
-	registry.Lock()
-	defer registry.Unlock()
-	registry.all = append(registry.all, d)
-}
+// Register makes d known to Open, Wrap, Lookup and KindOf. Engine
+// packages call it from init, before anything reads the list.
+func Register(d *Dialect) { dialects = append(dialects, d) }
 
 // Dialects returns the registered dialects.
-func Dialects() []*Dialect {
-	registry.Lock()
-	defer registry.Unlock()
-	return append([]*Dialect(nil), registry.all...)
-}
+func Dialects() []*Dialect { return dialects }
 
 // Lookup returns the dialect of a URL scheme, nil when none is registered.
 func Lookup(scheme string) *Dialect {
