@@ -8,11 +8,8 @@ import (
 	"github.com/idforge/idforge/store/internal/sqlstore"
 )
 
-// form is the URL this package's scheme takes.
-const form = mysql.Form
-
 func init() {
-	store.Register(store.Scheme{Name: "mysql", Form: form + "?param=value", Doc: "MySQL or MariaDB"},
+	store.Register(store.Scheme{Name: "mysql", Form: mysql.Form + "?param=value", Doc: "MySQL or MariaDB"},
 		sqlstore.URLOpener(fromURL, Open))
 }
 
@@ -37,14 +34,6 @@ func ParseURL(rawURL string) (Config, error) { return sqlstore.ParseURL(rawURL, 
 
 // fromURL is ParseURL's work, with the Options of store.Open.
 func fromURL(u *url.URL, opts store.Options) (Config, error) {
-	set, q, err := sqlstore.ServerURL(u, form, "mysql")
-	if err != nil {
-		return Config{}, err
-	}
-	drv, err := mysql.FromURL(u, q)
-	if err != nil {
-		return Config{}, err
-	}
-	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
-	return Config{Driver: drv, Settings: set}, nil
+	set, drv, err := sqlstore.ServerURL(u, opts, mysql.Dialect, mysql.FromURL)
+	return Config{Driver: drv, Settings: set}, err
 }

@@ -40,14 +40,6 @@ func ParseURL(rawURL string) (Config, error) { return sqlstore.ParseURL(rawURL, 
 
 // fromURL is ParseURL's work, with the Options of store.Open.
 func fromURL(u *url.URL, opts store.Options) (Config, error) {
-	set, q, err := sqlstore.ServerURL(u, "postgres"+form, "postgres", "postgresql")
-	if err != nil {
-		return Config{}, err
-	}
-	drv, err := postgres.FromURL(u, q)
-	if err != nil {
-		return Config{}, err
-	}
-	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
-	return Config{Driver: drv, Settings: set}, nil
+	set, drv, err := sqlstore.ServerURL(u, opts, postgres.Dialect, postgres.FromURL)
+	return Config{Driver: drv, Settings: set}, err
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store"
 )
 
@@ -24,27 +25,28 @@ func ParseURL[C any](rawURL, name string, fromURL func(*url.URL, store.Options) 
 	return fromURL(u, store.Options{})
 }
 
-// ServerURL checks what every server backend asks of its store URL (one
-// of schemes, the hierarchical form, no fragment) and takes idforge's own
-// parameters from its query (TakeSettings). It returns the settings and
-// the URL's Query, whose Rest is the driver's query and whose Errorf
-// makes the backend's errors about u, named after schemes[0]. form is the
-// URL form a user should write, for the error about an opaque URL.
-func ServerURL(u *url.URL, form string, schemes ...string) (Settings, *dsn.Query, error) {
-	q := dsn.NewQuery(u, schemes[0]+" URL")
+// ServerURL is a server backend's reading of its store URL, with the
+// Options of store.Open: it checks what every server backend asks (one of
+// d's schemes, the hierarchical form, no fragment), takes idforge's own
+// parameters from its query (TakeSettings) and gives the rest to the
+// engine's driver configuration. Its errors about u are named after d.
+func ServerURL[D any](u *url.URL, opts store.Options, d *sqldb.Dialect, driver func(*url.URL, *dsn.Query) (*D, error)) (Settings, *D, error) {
+	q := dsn.NewQuery(u, d.Name+" URL")
 	switch {
-	case !slices.Contains(schemes, u.Scheme):
-		return Settings{}, nil, q.Errorf("scheme is not %s", strings.Join(schemes, " or "))
+	case !slices.Contains(d.Schemes, u.Scheme):
+		return Settings{}, nil, q.Errorf("scheme is not %s", strings.Join(d.Schemes, " or "))
 	case u.Opaque != "":
-		return Settings{}, nil, q.Errorf("write %s", form)
+		return Settings{}, nil, q.Errorf("write %s", d.Form)
 	case u.Fragment != "":
 		return Settings{}, nil, q.Errorf("has a fragment")
 	}
 	set := TakeSettings(q)
-	if err := q.Err(); err != nil {
+	drv, err := driver(u, q)
+	if err != nil {
 		return Settings{}, nil, err
 	}
-	return set, q, nil
+	set.ForMigrate, set.Logger = opts.ForMigrate, opts.Logger
+	return set, drv, nil
 }
 
 // TakeSettings takes idforge's own parameters from a store URL's query
