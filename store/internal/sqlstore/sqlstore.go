@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,7 +70,7 @@ type Backend struct {
 // Statements are a backend's SQL. Each statement takes the arguments
 // listed, in that order, one per placeholder. A backend gives Columns,
 // the claims, Read, Return, Raise, KeySegment and KeysSegment; the others
-// every engine writes alike (fill).
+// every engine writes alike (common).
 type Statements struct {
 	// Columns lists (table name, lower-case column name) of leaf_alloc,
 	// idforge_keys and idforge_serials, and of idforge_fence when the
@@ -136,36 +137,51 @@ type Statements struct {
 	InsertDefinition, UpdateDefinition, RetireDefinition string
 }
 
-// fill returns st with the statements every engine writes alike set
-// where st leaves them empty, rebound for d's placeholders.
+// common are the statements every engine writes alike, with '?'
+// placeholders, {t} for how the engine reads update_time
+// (Backend.UpdateTime) and {for_update} for its row lock.
+var common = Statements{
+	Ping:     "SELECT EXISTS (SELECT 1 FROM leaf_alloc)",
+	MaxIDs:   "SELECT biz_tag, max_id FROM leaf_alloc{for_update}",
+	Exists:   "SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?",
+	Strategy: "SELECT strategy FROM idforge_keys WHERE biz_tag = ?",
+
+	KeyOther:  "SELECT biz_tag, strategy, description, {t} FROM idforge_keys WHERE biz_tag = ?",
+	KeysOther: "SELECT biz_tag, strategy, description, {t} FROM idforge_keys",
+	NameTaken: "SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)",
+	NameTakenKeys: `SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)
+    OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?)`,
+
+	InsertSegment: "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+	InsertOther:   "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)",
+	UpdateSegment: "UPDATE leaf_alloc SET step = ?, %s = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?",
+	UpdateOther:   "UPDATE idforge_keys SET description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?",
+
+	Serial:       "SELECT name, template, time_zone, description, {t} FROM idforge_serials WHERE name = ?",
+	Serials:      "SELECT name, template, time_zone, description, {t} FROM idforge_serials",
+	InsertSerial: "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)",
+
+	// retired <> FALSE reads a boolean also where it is a number (MySQL,
+	// SQLite).
+	Definition:  "SELECT kind, name, spec, description, retired <> FALSE, {t} FROM idforge_definitions WHERE kind = ? AND name = ?",
+	Definitions: "SELECT kind, name, spec, description, retired <> FALSE, {t} FROM idforge_definitions WHERE kind = ?",
+	InsertDefinition: `INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time)
+    VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)`,
+	UpdateDefinition: `UPDATE idforge_definitions SET spec = ?, description = ?, update_time = CURRENT_TIMESTAMP
+    WHERE kind = ? AND name = ? AND NOT retired`,
+	RetireDefinition: "UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ?",
+}
+
+// fill returns st with the statements of common set where st leaves them
+// empty, in d's words.
 func (st Statements) fill(d *Backend) Statements {
-	t := cmp.Or(d.UpdateTime, "update_time")
-	set := func(dst *string, q string) {
-		if *dst == "" {
-			*dst = d.Rebind(strings.ReplaceAll(q, "{t}", t))
+	r := strings.NewReplacer("{t}", cmp.Or(d.UpdateTime, "update_time"), "{for_update}", d.ForUpdate())
+	dst, src := reflect.ValueOf(&st).Elem(), reflect.ValueOf(common)
+	for i := range dst.NumField() {
+		if f := dst.Field(i); f.String() == "" {
+			f.SetString(d.Rebind(r.Replace(src.Field(i).String())))
 		}
 	}
-	set(&st.Ping, "SELECT EXISTS (SELECT 1 FROM leaf_alloc)")
-	set(&st.MaxIDs, "SELECT biz_tag, max_id FROM leaf_alloc"+d.ForUpdate())
-	set(&st.Exists, "SELECT COUNT(*) FROM leaf_alloc WHERE biz_tag = ?")
-	set(&st.Strategy, "SELECT strategy FROM idforge_keys WHERE biz_tag = ?")
-	set(&st.KeyOther, "SELECT biz_tag, strategy, description, {t} FROM idforge_keys WHERE biz_tag = ?")
-	set(&st.KeysOther, "SELECT biz_tag, strategy, description, {t} FROM idforge_keys")
-	set(&st.NameTaken, "SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?)")
-	set(&st.NameTakenKeys, "SELECT EXISTS (SELECT 1 FROM leaf_alloc WHERE biz_tag = ?) OR EXISTS (SELECT 1 FROM idforge_keys WHERE biz_tag = ?)")
-	set(&st.InsertSegment, "INSERT INTO leaf_alloc (biz_tag, max_id, step, %s, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)")
-	set(&st.InsertOther, "INSERT INTO idforge_keys (biz_tag, strategy, description, update_time) VALUES (?, ?, ?, CURRENT_TIMESTAMP)")
-	set(&st.UpdateSegment, "UPDATE leaf_alloc SET step = ?, %s = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?")
-	set(&st.UpdateOther, "UPDATE idforge_keys SET description = ?, update_time = CURRENT_TIMESTAMP WHERE biz_tag = ?")
-	set(&st.Serial, "SELECT name, template, time_zone, description, {t} FROM idforge_serials WHERE name = ?")
-	set(&st.Serials, "SELECT name, template, time_zone, description, {t} FROM idforge_serials")
-	set(&st.InsertSerial, "INSERT INTO idforge_serials (name, template, time_zone, description, update_time) VALUES (?, ?, ?, ?, CURRENT_TIMESTAMP)")
-	const def = "SELECT kind, name, spec, description, retired <> FALSE, {t} FROM idforge_definitions WHERE kind = ?"
-	set(&st.Definition, def+" AND name = ?")
-	set(&st.Definitions, def)
-	set(&st.InsertDefinition, "INSERT INTO idforge_definitions (kind, name, spec, description, retired, update_time) VALUES (?, ?, ?, ?, FALSE, CURRENT_TIMESTAMP)")
-	set(&st.UpdateDefinition, "UPDATE idforge_definitions SET spec = ?, description = ?, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ? AND NOT retired")
-	set(&st.RetireDefinition, "UPDATE idforge_definitions SET retired = TRUE, update_time = CURRENT_TIMESTAMP WHERE kind = ? AND name = ?")
 	return st
 }
 
