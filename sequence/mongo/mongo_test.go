@@ -37,7 +37,9 @@ func TestSourceConcurrent(t *testing.T) {
 	u, _ := db(t)
 	ctx := context.Background()
 	got := seqtest.Collect(t, func(tb testing.TB) idforge.Generator {
-		s, err := sequence.Open(ctx, withParams(u, "name=orders"))
+		// A generous call timeout: 32 goroutines on a busy machine queue
+		// at the test server, and this test is about uniqueness, not speed.
+		s, err := sequence.Open(ctx, withParams(u, "name=orders&timeout=30s"))
 		if err != nil {
 			tb.Fatal(err)
 		}
