@@ -88,6 +88,56 @@ func (s Strategy) IssuesStrings() bool {
 	return s == StrategyUUIDv7 || s == StrategyULID || s == StrategyUUIDv4
 }
 
+// Order is what a segment key promises about the order of its IDs across
+// the nodes that share its store. It is part of the key's definition, kept
+// in the store so that every node agrees, set when the key is created and
+// never changed: see OrderNode and OrderGlobal.
+type Order string
+
+// The orders of a segment key.
+const (
+	// OrderNode, the default: IDs strictly increase on each node and
+	// trend upwards across nodes, each node issuing from segments it
+	// buffers. No store round trip for most calls.
+	OrderNode Order = "node"
+	// OrderGlobal: every ID a node returns is greater than every ID any
+	// node returned before the request began (linearizable order across
+	// the cluster). No node buffers the key: each request, or each group
+	// of requests that arrive together on one node, claims its values
+	// from the store, so the key issues at the rate of the store's
+	// claims and stops while the store is unavailable (package segment
+	// says why this holds). Only stores whose claims are linearizable
+	// take it (GlobalOrderStore).
+	OrderGlobal Order = "global"
+)
+
+// ParseOrder returns the Order named s ("" is OrderNode), or an error
+// wrapping ErrInvalidArgument.
+func ParseOrder(s string) (Order, error) {
+	switch Order(s) {
+	case "", OrderNode:
+		return OrderNode, nil
+	case OrderGlobal:
+		return OrderGlobal, nil
+	}
+	return "", fmt.Errorf("%w: order %q (want node or global)", ErrInvalidArgument, s)
+}
+
+// GlobalOrderStore is implemented by stores that can say whether they can
+// keep a key in OrderGlobal.
+type GlobalOrderStore interface {
+	// GlobalOrder returns nil when ClaimSegment is linearizable across
+	// every node sharing the store: a claim that begins after another
+	// claim returned gets values above that claim's, and a claim that
+	// returns was made durable on a server whose successor either keeps
+	// it or refuses claims (ErrStoreFailedOver) until `idforge keys
+	// repair` raises max_id above every value handed out. Otherwise it
+	// returns an error wrapping ErrInvalidArgument that says why not.
+	// A store that does not implement it cannot keep a key in
+	// OrderGlobal.
+	GlobalOrder(ctx context.Context) error
+}
+
 // Key describes one key (a "biz tag" in Leaf's words).
 type Key struct {
 	// Name identifies the key; see ValidateKeyName.
@@ -102,6 +152,10 @@ type Key struct {
 	MaxID int64
 	// Description is free text for operators.
 	Description string
+	// Order is a segment key's order across nodes; "" means OrderNode.
+	// It is kept with the key's definition (package issuer), not in the
+	// store's row: stores neither read nor write it.
+	Order Order
 	// Updated is when the key's row last changed, as the store reports it.
 	Updated time.Time
 }
@@ -165,6 +219,10 @@ type KeyChange struct {
 	// which take the place of the node's on every node; 0 clears one,
 	// falling back to the node's.
 	MinStep, MaxStep *int64
+	// Order is the key's order. A key's order is fixed when it is
+	// created: the same order is accepted (nothing changes), another is
+	// refused with ErrUnsafeChange.
+	Order *Order
 }
 
 // ValidateUpdate checks what KeyUpdater.UpdateKey may store for k, a key
@@ -359,7 +417,8 @@ const MaxSegmentID = math.MaxInt64 - 1
 // claimed (1 ≤ MaxID and MaxID+Step−1 ≤ MaxSegmentID: MaxID is the first
 // ID issued, IDs are always positive, and a key whose first claim would
 // pass the largest int64 could never issue at all), a key of another
-// strategy has neither, and the description is UTF-8 of at most
+// strategy has neither, the order is empty, node or (for a segment key)
+// global, and the description is UTF-8 of at most
 // MaxDescriptionLen bytes. Every other error wraps ErrInvalidArgument,
 // names the key and, for a start or step out of range, says which range
 // fits. It is ValidateUpTo(MaxSegmentID).
@@ -383,6 +442,11 @@ func (k Key) ValidateUpTo(last int64) error {
 		}
 	} else if k.Step != 0 || k.MaxID != 0 {
 		return fmt.Errorf("%w: key %q: step and start apply to segment keys only", ErrInvalidArgument, k.Name)
+	}
+	if o, err := ParseOrder(string(k.Order)); err != nil {
+		return fmt.Errorf("%w (key %q)", err, k.Name)
+	} else if o == OrderGlobal && k.Strategy != StrategySegment {
+		return fmt.Errorf("%w: key %q: order global applies to segment keys only, and this is a %s key", ErrInvalidArgument, k.Name, k.Strategy)
 	}
 	if len(k.Description) > MaxDescriptionLen {
 		return fmt.Errorf("%w: key %q: description is %d bytes, at most %d allowed", ErrInvalidArgument, k.Name, len(k.Description), MaxDescriptionLen)

@@ -69,6 +69,12 @@ type Settings struct {
 	// Allocator (see Retire) instead of claiming; any other error counts
 	// as a failed claim.
 	Check func(ctx context.Context, key string) error
+	// Global keeps the key in idforge.OrderGlobal: the Allocator buffers
+	// nothing, and every call takes its values from a claim that begins
+	// after the call did, shared with the calls that arrive while the
+	// claim before it is in flight (see the package documentation).
+	// The settings that size segments do not apply.
+	Global bool
 }
 
 func (s Settings) withDefaults() Settings {
@@ -247,6 +253,10 @@ type Allocator struct {
 	slowestAt time.Time
 	closed    bool
 	closing   chan struct{}
+	// In global order (Settings.Global): open is the batch calls join,
+	// claimed next; claiming is set while claimBatches runs.
+	open     *batch
+	claiming bool
 	// stopLoad cancels the claim in flight, nil when none. A context per
 	// claim rather than one per Allocator: a node holds thousands of
 	// keys that seldom claim.
@@ -286,6 +296,11 @@ func (a *Allocator) Next(ctx context.Context) (int64, error) {
 }
 
 func (a *Allocator) nextSlow(ctx context.Context, b *buffer) (int64, error) {
+	if a.set.Global {
+		var v int64
+		err := a.takeGlobal(ctx, 1, math.MaxInt64, func(lo, _ int64) { v = lo })
+		return v, err
+	}
 	for {
 		if err := a.advance(ctx, b); err != nil {
 			return 0, err
@@ -337,9 +352,10 @@ func (a *Allocator) NextNBelow(ctx context.Context, n int, limit int64) ([]int64
 	return ids[:got], nil
 }
 
-// Warm claims the first segment now instead of on the first call.
+// Warm claims the first segment now instead of on the first call. In
+// global order, which buffers nothing, it does nothing.
 func (a *Allocator) Warm(ctx context.Context) error {
-	for {
+	for !a.set.Global {
 		b := a.cur.Load()
 		if !b.empty() {
 			return nil
@@ -348,6 +364,7 @@ func (a *Allocator) Warm(ctx context.Context) error {
 			return err
 		}
 	}
+	return nil
 }
 
 // advance replaces the exhausted buffer with the next one. It returns nil
@@ -544,6 +561,30 @@ func (a *Allocator) load() {
 
 // acceptLocked checks a claimed segment and makes it the pending one.
 func (a *Allocator) acceptLocked(seg idforge.Segment) error {
+	if err := a.checkSegmentLocked(seg); err != nil {
+		return err
+	}
+	// Every claim reports the key's stored step: a step an operator
+	// changed takes effect from the next claim on, refresh or not.
+	if seg.Step > 0 {
+		a.stored = seg.Step
+	}
+	a.highWater = seg.End
+	a.lastStep = seg.Len()
+	a.loads++
+	b := newBuffer(seg, a.set.PrefetchAt, clampStep(a.leadLocked(a.set.Clock.Now()), seg.Len()))
+	if a.cur.Load().empty() && !a.closed {
+		a.installLocked(b)
+		return nil
+	}
+	// Also after Close: a claim that landed late is still handed back.
+	a.pending = b
+	return nil
+}
+
+// checkSegmentLocked refuses a claimed segment that is empty or lies
+// below what this node already claimed.
+func (a *Allocator) checkSegmentLocked(seg idforge.Segment) error {
 	if seg.Len() <= 0 {
 		return fmt.Errorf("store returned an empty segment [%d, %d) for key %q", seg.Start, seg.End, a.key)
 	}
@@ -562,21 +603,6 @@ func (a *Allocator) acceptLocked(seg idforge.Segment) error {
 			idforge.ErrStoreFailedOver, a.key, seg.Start, seg.End, a.highWater)
 		return a.backwards
 	}
-	// Every claim reports the key's stored step: a step an operator
-	// changed takes effect from the next claim on, refresh or not.
-	if seg.Step > 0 {
-		a.stored = seg.Step
-	}
-	a.highWater = seg.End
-	a.lastStep = seg.Len()
-	a.loads++
-	b := newBuffer(seg, a.set.PrefetchAt, clampStep(a.leadLocked(a.set.Clock.Now()), seg.Len()))
-	if a.cur.Load().empty() && !a.closed {
-		a.installLocked(b)
-		return nil
-	}
-	// Also after Close: a claim that landed late is still handed back.
-	a.pending = b
 	return nil
 }
 
@@ -877,7 +903,9 @@ func (a *Allocator) Close() error {
 	a.pending = nil
 	a.mu.Unlock()
 	returner, ok := a.store.(idforge.SegmentReturner)
-	if !ok || high == 0 {
+	// A key in global order holds nothing back: every value it claimed
+	// was handed out or lost, and max_id must never go down under it.
+	if !ok || high == 0 || a.set.Global {
 		return nil
 	}
 	from := unissuedFrom(b, sealed, pending, high)

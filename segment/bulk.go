@@ -34,6 +34,16 @@ func (a *Allocator) nextIntoSlow(ctx context.Context, dst []int64, i int, b *buf
 	if len(dst) == 0 {
 		return 0, fmt.Errorf("%w: 0 (want at least 1)", idforge.ErrInvalidCount)
 	}
+	if a.set.Global {
+		err := a.takeGlobal(ctx, int64(len(dst)), math.MaxInt64, func(lo, hi int64) { i = fill(dst, lo, hi) })
+		if err == nil && i < len(dst) {
+			err = fmt.Errorf("%w: key %q: the store gave %d of %d IDs", idforge.ErrSpaceExhausted, a.key, i, len(dst))
+		}
+		if err != nil {
+			return 0, err
+		}
+		return i, nil
+	}
 	for i < len(dst) {
 		if err := a.advance(ctx, b); err != nil {
 			return 0, err
@@ -92,6 +102,9 @@ func (a *Allocator) AppendRangesBelow(ctx context.Context, dst []idforge.Segment
 // takeBelow takes up to n IDs below limit in ranges, handing each to got
 // in order; see NextNBelow for what it returns.
 func (a *Allocator) takeBelow(ctx context.Context, n, limit int64, got func(lo, hi int64)) error {
+	if a.set.Global {
+		return a.takeGlobal(ctx, n, limit, got)
+	}
 	taken := int64(0)
 	for taken < n {
 		b := a.cur.Load()
