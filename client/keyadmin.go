@@ -59,10 +59,11 @@ func (c *cached) RetireKey(ctx context.Context, key string) error {
 
 // updateKeyBody is the body of PATCH /v1/keys/{key}.
 type updateKeyBody struct {
-	Step        *int64  `json:"step,omitempty"`
-	Description *string `json:"description,omitempty"`
-	MinStep     *int64  `json:"min_step,omitempty"`
-	MaxStep     *int64  `json:"max_step,omitempty"`
+	Step        *int64         `json:"step,omitempty"`
+	Description *string        `json:"description,omitempty"`
+	MinStep     *int64         `json:"min_step,omitempty"`
+	MaxStep     *int64         `json:"max_step,omitempty"`
+	Order       *idforge.Order `json:"order,omitempty"`
 }
 
 func (h *httpConn) updateKey(ctx context.Context, key string, c idforge.KeyChange) error {

@@ -9,6 +9,7 @@
 package issuer
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +184,9 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	}
 	var def keyDef
 	if defined == nil {
-		def = i.keyDefOrNone(ctx, key)
+		if def, err = i.keyDefToServe(ctx, key); err != nil {
+			return nil, err
+		}
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
@@ -194,7 +197,7 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if !ok {
 		e = defined
 		if e == nil {
-			if e, err = i.newEntry(k); err != nil {
+			if e, err = i.newEntry(ctx, k, def); err != nil {
 				return nil, err
 			}
 			e = applyKeyDef(key, e, def)
@@ -207,12 +210,26 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	return e, nil
 }
 
-// newEntry builds the generator of a key read from the store.
-func (i *Issuer) newEntry(k idforge.Key) (*entry, error) {
+// newEntry builds the generator of a key read from the store, with def,
+// its definition. A segment key in an order this node does not know, or
+// in global order on a store that cannot keep it, is an error wrapping
+// idforge.ErrUnavailable: a node that can may serve it.
+func (i *Issuer) newEntry(ctx context.Context, k idforge.Key, def keyDef) (*entry, error) {
 	e := &entry{strategy: k.Strategy}
 	switch k.Strategy {
 	case idforge.StrategySegment:
-		e.alloc = segment.New(i.store, k.Name, i.set.Segment)
+		set := i.set.Segment
+		order, err := idforge.ParseOrder(string(def.order))
+		if err != nil {
+			return nil, fmt.Errorf("%w: key %q has order %q, which this node does not know", idforge.ErrUnavailable, k.Name, def.order)
+		}
+		if order == idforge.OrderGlobal {
+			if err := i.globalOrder(ctx); err != nil {
+				return nil, fmt.Errorf("%w: key %q is in global order, which this node's store cannot keep: %w", idforge.ErrUnavailable, k.Name, err)
+			}
+			set.Global = true
+		}
+		e.alloc = segment.New(i.store, k.Name, set)
 		e.gen = e.alloc
 	case idforge.StrategySnowflake:
 		if i.snow == nil {
@@ -253,7 +270,9 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defs := i.keyDefs(ctx)
+	// Read after the keys: a key's order is written before its row, so
+	// every key listed has its order in defs (when known).
+	defs, known := i.keyDefs(ctx)
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	if i.closed {
@@ -287,10 +306,10 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 	}
 	i.keys.remove(drop)
 	for name, k := range inStore {
-		if _, ok := current[name]; ok {
-			continue
+		if _, ok := current[name]; ok || !known && k.Strategy == idforge.StrategySegment {
+			continue // without definitions, a segment key's order is not known: set up on first use
 		}
-		if e, err := i.newEntry(k); err == nil {
+		if e, err := i.newEntry(ctx, k, defs[name]); err == nil {
 			i.keys.store(name, applyKeyDef(name, e, defs[name]))
 		}
 	}
@@ -526,7 +545,9 @@ func (i *Issuer) claimUpTo(ctx context.Context, key string, e *entry, n int64) (
 // whose format permutes its IDs, or one with a plugin that transforms
 // every ID is an error wrapping idforge.ErrWrongStrategy: a range handed
 // out whole would bypass the permutation, and its raw values could
-// collide with the key's permuted IDs.
+// collide with the key's permuted IDs. So is a key in global order,
+// whose values the range's holder would issue after other nodes issued
+// higher ones.
 func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.Segment, error) {
 	if err := checkCount(n); err != nil {
 		return idforge.Segment{}, err
@@ -534,6 +555,12 @@ func (i *Issuer) ClaimRange(ctx context.Context, key string, n int64) (idforge.S
 	if perm := i.permutation(key); perm != nil {
 		return idforge.Segment{}, fmt.Errorf("%w: key %q permutes its IDs (format %s), so they cannot be handed out as a range; ask for IDs instead",
 			idforge.ErrWrongStrategy, key, i.set.Formats[key])
+	}
+	if e, err := i.resolve(ctx, key); err != nil {
+		return idforge.Segment{}, err
+	} else if e.alloc != nil && e.alloc.Global() {
+		return idforge.Segment{}, fmt.Errorf("%w: key %q is in global order: a range handed out whole would be issued by its holder after IDs other nodes issue later; ask for IDs instead",
+			idforge.ErrWrongStrategy, key)
 	}
 	if i.set.Plugins.Idle() {
 		return i.claim(ctx, key, n)
@@ -565,8 +592,9 @@ const (
 )
 
 // WithDefaults returns the key a definition means: strategy segment when
-// none is given and, for a segment key, step DefaultStep and start (MaxID,
-// the first ID) DefaultStart where they are 0. Every path that defines a
+// none is given and, for a segment key, step DefaultStep, start (MaxID,
+// the first ID) DefaultStart where they are 0, and order
+// idforge.OrderNode where it is empty. Every path that defines a
 // key applies it (the HTTP and gRPC APIs, the CLI, the configuration
 // file), so one definition makes the same key whichever way it arrives. A
 // 0 means the default rather than an error because not every path can
@@ -577,6 +605,7 @@ func WithDefaults(k idforge.Key) idforge.Key {
 		k.Strategy = idforge.StrategySegment
 	}
 	if k.Strategy == idforge.StrategySegment {
+		k.Order = cmp.Or(k.Order, idforge.OrderNode)
 		if k.Step == 0 {
 			k.Step = DefaultStep
 		}
@@ -688,16 +717,30 @@ func CheckKey(k idforge.Key, format *obfuscate.Format, plugins ...plugin.Width) 
 }
 
 // CreateKey adds a key to the store; see CheckKey for the rules, applied
-// with the key's configured format and the plugins that apply to it.
+// with the key's configured format and the plugins that apply to it. A
+// segment key's order is recorded in its definition before its row is
+// created (see KindKey).
 //
 // The name of a retired key (RetireKey) is refused with an error wrapping
-// idforge.ErrKeyExists that says so.
+// idforge.ErrKeyExists that says so, and so is a name being created in
+// another order; global order on a store that cannot keep it
+// (idforge.GlobalOrderStore) is an error wrapping
+// idforge.ErrInvalidArgument that says why.
 func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
 	if err := CheckKey(k, i.formatOf(k.Name), i.set.Plugins.Widths(k.Name)...); err != nil {
 		return err
 	}
-	if err := i.refuseRetiredName(ctx, k.Name); err != nil {
-		return err
+	def, err := i.readKeyDef(ctx, k.Name)
+	if err != nil && !noDefinitions(err) {
+		return storeErr(err)
+	}
+	if def.retired {
+		return retiredNameErr(k.Name)
+	}
+	if k.Strategy == idforge.StrategySegment {
+		if err := i.recordOrder(ctx, k, def, err == nil && i.definitions() != nil); err != nil {
+			return err
+		}
 	}
 	if err := i.store.CreateKey(ctx, k); err != nil {
 		return storeErr(err)
@@ -706,9 +749,9 @@ func (i *Issuer) CreateKey(ctx context.Context, k idforge.Key) error {
 }
 
 // EnsureKey creates k unless a key of that name exists. An existing key of
-// another strategy is an error wrapping idforge.ErrKeyExists; an existing
-// key of the same strategy is left as it is (its stored step and max_id
-// win over k's).
+// another strategy or order is an error wrapping idforge.ErrKeyExists; an
+// existing key of the same strategy and order is left as it is (its
+// stored step and max_id win over k's).
 func (i *Issuer) EnsureKey(ctx context.Context, k idforge.Key) error {
 	err := i.CreateKey(ctx, k)
 	if !errors.Is(err, idforge.ErrKeyExists) {
@@ -720,6 +763,16 @@ func (i *Issuer) EnsureKey(ctx context.Context, k idforge.Key) error {
 	}
 	if have.Strategy != k.Strategy {
 		return fmt.Errorf("%w: key %q is declared as %s but the store holds it as %s", idforge.ErrKeyExists, k.Name, k.Strategy, have.Strategy)
+	}
+	if k.Strategy != idforge.StrategySegment {
+		return nil
+	}
+	def, err := i.keyDefToServe(ctx, k.Name)
+	if err != nil {
+		return err
+	}
+	if want, stored := cmp.Or(k.Order, idforge.OrderNode), cmp.Or(def.order, idforge.OrderNode); want != stored {
+		return fmt.Errorf("%w: key %q is declared in %s order but the store holds it in %s order", idforge.ErrKeyExists, k.Name, want, stored)
 	}
 	return nil
 }
@@ -754,7 +807,7 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 	if err != nil {
 		return nil, storeErr(err)
 	}
-	defs := i.keyDefs(ctx)
+	defs, _ := i.keyDefs(ctx)
 	out := make([]KeyState, len(keys), len(keys)+len(i.set.Sources))
 	for n, k := range keys {
 		out[n] = i.state(k, defs[k.Name])
@@ -798,6 +851,9 @@ func (i *Issuer) Active() []KeyState {
 }
 
 func (i *Issuer) state(k idforge.Key, def keyDef) KeyState {
+	if k.Strategy == idforge.StrategySegment {
+		k.Order = cmp.Or(def.order, idforge.OrderNode)
+	}
 	st := KeyState{Key: k, Format: i.Format(k.Name), Plugins: i.set.Plugins.For(k.Name, k.Strategy), Retired: def.retired, Bounds: def.bounds}
 	if e, ok := i.lookup(k.Name); ok && e.alloc != nil {
 		if stats := e.alloc.Stats(); used(stats) {

@@ -12,8 +12,15 @@ import (
 )
 
 // KindKey is the idforge.Definition kind that holds what a key's row in
-// Leaf's leaf_alloc table has no column for: its own adaptive-step bounds
-// (KeyBounds, as Spec) and its retirement (Retired). Name is the key's.
+// Leaf's leaf_alloc table has no column for: its order and its own
+// adaptive-step bounds (keySpec, as Spec) and its retirement (Retired).
+// Name is the key's.
+//
+// A segment key's order is written once, when the key is created and
+// before its row, and never changed: every node that can read the row can
+// read the order, and a node that cannot read it does not serve the key.
+// A key without a definition, or whose definition names no order, is in
+// idforge.OrderNode.
 const KindKey = "key"
 
 // KeyBounds are a segment key's own adaptive-step bounds, which take the
@@ -26,12 +33,25 @@ type KeyBounds struct {
 	MaxStep int64 `json:"max_step,omitempty"`
 }
 
+// keySpec is the Spec of a key's definition.
+type keySpec struct {
+	KeyBounds
+	Order idforge.Order `json:"order,omitempty"`
+}
+
 // keyDef is what the store's definitions say of a key.
 type keyDef struct {
-	bounds  KeyBounds
+	bounds KeyBounds
+	// order is as written, "" for none (idforge.OrderNode); a Spec that
+	// does not parse gives unreadableOrder, which no node serves.
+	order   idforge.Order
 	retired bool
 	found   bool
 }
+
+// unreadableOrder stands for the order of a key whose definition's Spec
+// does not parse: unknown, so the key is not served.
+const unreadableOrder idforge.Order = "(unreadable)"
 
 // definitions returns the store as an idforge.DefinitionStore, or nil.
 func (i *Issuer) definitions() idforge.DefinitionStore {
@@ -57,23 +77,45 @@ func (i *Issuer) readKeyDef(ctx context.Context, key string) (keyDef, error) {
 
 // keyDefs reads the definitions of every key that has one, by name. A
 // store that cannot answer (a database not migrated to keep definitions,
-// or down) leaves them out, with a warning: keys are served and listed as
-// before, and the node that retired a key refuses it anyway.
-func (i *Issuer) keyDefs(ctx context.Context) map[string]keyDef {
-	defs := map[string]keyDef{}
+// or down) leaves them out, with a warning: keys are listed as before,
+// and the node that retired a key refuses it anyway. known is false when
+// the store could have definitions it did not give (it is down, not
+// unmigrated): then no key's order is known.
+func (i *Issuer) keyDefs(ctx context.Context) (defs map[string]keyDef, known bool) {
+	defs = map[string]keyDef{}
 	ds := i.definitions()
 	if ds == nil {
-		return defs
+		return defs, true
 	}
 	all, err := ds.Definitions(ctx, KindKey)
 	if err != nil {
 		i.defsFailed(err, "")
-		return defs
+		return defs, noDefinitions(err)
 	}
 	for _, d := range all {
 		defs[d.Name] = parseKeyDef(d)
 	}
-	return defs
+	return defs, true
+}
+
+// noDefinitions reports whether err, a failed read of definitions, says
+// that the store keeps none (a database not migrated to keep them, an
+// error wrapping idforge.ErrInvalidArgument): then no key has an order
+// other than idforge.OrderNode, as none could have been recorded.
+func noDefinitions(err error) bool { return errors.Is(err, idforge.ErrInvalidArgument) }
+
+// keyDefToServe is readKeyDef for the path that sets a key up to serve
+// it: a store that keeps no definitions has none, but one that fails to
+// answer is an error, since the key's order is not known without it.
+func (i *Issuer) keyDefToServe(ctx context.Context, key string) (keyDef, error) {
+	def, err := i.readKeyDef(ctx, key)
+	if err != nil {
+		i.defsFailed(err, key)
+		if !noDefinitions(err) {
+			return keyDef{}, fmt.Errorf("key %q: reading its definition (its order): %w", key, storeErr(err))
+		}
+	}
+	return def, nil
 }
 
 // keyDefOrNone is readKeyDef for the paths that serve keys: a definition
@@ -91,18 +133,23 @@ func (i *Issuer) keyDefOrNone(ctx context.Context, key string) keyDef {
 // wrapping idforge.ErrInvalidArgument), which holds none.
 func (i *Issuer) defsFailed(err error, key string) {
 	level := slog.LevelWarn
-	if errors.Is(err, idforge.ErrInvalidArgument) {
+	if noDefinitions(err) {
 		level = slog.LevelDebug
 	}
 	i.set.Logger.Log(context.Background(), level, "reading keys' definitions (bounds, retirements) failed; going without them", "key", key, "err", err)
 }
 
 // parseKeyDef reads a stored definition of kind KindKey. A Spec this node
-// cannot read (written by hand, or by a newer node) leaves the node's
-// bounds; the retirement is honoured whatever Spec says.
+// cannot read (written by hand) leaves the node's bounds, and an order
+// no node serves; the retirement is honoured whatever Spec says.
 func parseKeyDef(d idforge.Definition) keyDef {
 	def := keyDef{retired: d.Retired, found: true}
-	_ = json.Unmarshal([]byte(d.Spec), &def.bounds)
+	var spec keySpec
+	if err := json.Unmarshal([]byte(d.Spec), &spec); err != nil {
+		def.order = unreadableOrder
+		return def
+	}
+	def.bounds, def.order = spec.KeyBounds, spec.Order
 	return def
 }
 
@@ -168,7 +215,7 @@ func (i *Issuer) UpdateKey(ctx context.Context, name string, c idforge.KeyChange
 		return KeyState{}, err
 	}
 	if c == (idforge.KeyChange{}) {
-		return KeyState{}, fmt.Errorf("%w: key %q: nothing to change (give step, description, min_step or max_step)", idforge.ErrInvalidArgument, name)
+		return KeyState{}, fmt.Errorf("%w: key %q: nothing to change (give step, description, min_step, max_step or order)", idforge.ErrInvalidArgument, name)
 	}
 	k, err := i.store.Key(ctx, name)
 	if err != nil {
@@ -180,6 +227,9 @@ func (i *Issuer) UpdateKey(ctx context.Context, name string, c idforge.KeyChange
 	}
 	if def.retired {
 		return KeyState{}, errRetired(name)
+	}
+	if err := checkOrderChange(k, def, c); err != nil {
+		return KeyState{}, err
 	}
 	step, desc, bounds := k.Step, k.Description, def.bounds
 	if c.Step != nil {
@@ -210,7 +260,7 @@ func (i *Issuer) UpdateKey(ctx context.Context, name string, c idforge.KeyChange
 		}
 	}
 	if bounds != def.bounds {
-		if err := i.writeKeyDef(ctx, name, def.found, bounds); err != nil {
+		if err := i.writeKeyDef(ctx, name, def, bounds); err != nil {
 			return KeyState{}, err
 		}
 	}
@@ -238,19 +288,19 @@ func checkBounds(k idforge.Key, b KeyBounds) error {
 	return nil
 }
 
-// writeKeyDef stores key's bounds, creating its definition when found is
-// false.
-func (i *Issuer) writeKeyDef(ctx context.Context, key string, found bool, b KeyBounds) error {
+// writeKeyDef stores key's bounds beside the order of def, its
+// definition, creating it when there was none.
+func (i *Issuer) writeKeyDef(ctx context.Context, key string, def keyDef, b KeyBounds) error {
 	ds := i.definitions()
 	if ds == nil {
 		return fmt.Errorf("%w: key %q: this store keeps no definitions, so a key cannot have bounds of its own; set the node's [segment] min_step and max_step", idforge.ErrInvalidArgument, key)
 	}
-	spec, err := json.Marshal(b)
+	spec, err := json.Marshal(keySpec{KeyBounds: b, Order: def.order})
 	if err != nil {
 		return err
 	}
 	d := idforge.Definition{Kind: KindKey, Name: key, Spec: string(spec)}
-	if found {
+	if def.found {
 		err = ds.UpdateDefinition(ctx, d)
 	} else {
 		err = ds.CreateDefinition(ctx, d)
@@ -297,20 +347,6 @@ func (i *Issuer) RetireKey(ctx context.Context, name string) error {
 		i.keys.store(name, applyKeyDef(name, e, keyDef{retired: true}))
 	}
 	i.set.Logger.Info("key retired", "key", name)
-	return nil
-}
-
-// refuseRetiredName refuses to create a key whose name a retired key
-// holds, even when its row is gone (deleted by hand): an error wrapping
-// idforge.ErrKeyExists that says so.
-func (i *Issuer) refuseRetiredName(ctx context.Context, name string) error {
-	def, err := i.readKeyDef(ctx, name)
-	if err != nil {
-		return storeErr(err)
-	}
-	if def.retired {
-		return retiredNameErr(name)
-	}
 	return nil
 }
 

@@ -283,6 +283,10 @@ func New(store idforge.SegmentStore, key string, s Settings) *Allocator {
 // Key returns the key the Allocator issues for.
 func (a *Allocator) Key() string { return a.key }
 
+// Global reports whether the Allocator keeps its key in global order
+// (Settings.Global).
+func (a *Allocator) Global() bool { return a.set.Global }
+
 // Next returns the next ID. It touches the store only when no buffered
 // value remains; see the package documentation for the failure behaviour.
 func (a *Allocator) Next(ctx context.Context) (int64, error) {

@@ -21,12 +21,14 @@ func (h *handler) keyRoute(c v1Call) (any, error) {
 
 // updateKeyRequest is the body of PATCH /v1/keys/{key}: a field left out
 // (or null) is left as it is; min_step or max_step 0 falls back to the
-// node's bound.
+// node's bound; order is accepted only as the key's own (it is fixed at
+// creation).
 type updateKeyRequest struct {
-	Step        *int64  `json:"step"`
-	Description *string `json:"description"`
-	MinStep     *int64  `json:"min_step"`
-	MaxStep     *int64  `json:"max_step"`
+	Step        *int64         `json:"step"`
+	Description *string        `json:"description"`
+	MinStep     *int64         `json:"min_step"`
+	MaxStep     *int64         `json:"max_step"`
+	Order       *idforge.Order `json:"order"`
 }
 
 // updateKey serves PATCH /v1/keys/{key}: the key as changed (issuer.UpdateKey).

@@ -304,3 +304,7 @@ func (s *Store) Close() error {
 	s.closed = true
 	return nil
 }
+
+// GlobalOrder implements idforge.GlobalOrderStore: claims on one Store
+// are serialised by its mutex.
+func (s *Store) GlobalOrder(context.Context) error { return nil }

@@ -102,6 +102,9 @@ type Store struct {
 	// steps caches each key's stored step (key → int64), so that a claim
 	// of the stored step is one findOneAndUpdate.
 	steps sync.Map
+	// notLinear says why claims are not linearizable (GlobalOrder); nil
+	// when they are.
+	notLinear error
 }
 
 var _ store.Backend = (*Store)(nil)
@@ -136,6 +139,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, s.life.Wrap(cctx, err, "connect to "+s.life.DB)
 	}
 	s.client = client
+	if wc := cfg.Client.WriteConcern; wc == nil || wc.W != "majority" || wc.Journal != nil && !*wc.Journal {
+		s.notLinear = fmt.Errorf("%w: mongodb: %s: its write concern is weaker than w=majority, so a fail-over may lose a claim that returned, and a later claim would get values below it",
+			idforge.ErrInvalidArgument, s.life.DB)
+	}
 	s.db = client.Database(dbName)
 	s.keys = s.db.Collection(KeysCollection)
 	s.claims = s.db.Collection(KeysCollection, options.Collection().SetReadPreference(readpref.Primary()))

@@ -160,3 +160,12 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 		return n > 0, err
 	})
 }
+
+// GlobalOrder implements idforge.GlobalOrderStore. A claim is one
+// findOneAndUpdate on the primary, applied to the document atomically;
+// with w=majority it returns once a majority has it, which every later
+// primary has too, so a claim that begins after another returned gets
+// values above it (a deposed primary cannot get a majority to
+// acknowledge, so its claims fail). A weaker write concern
+// (allow_weak_writes) is refused.
+func (s *Store) GlobalOrder(context.Context) error { return s.notLinear }

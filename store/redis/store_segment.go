@@ -526,3 +526,13 @@ func newToken() string {
 	rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// GlobalOrder implements idforge.GlobalOrderStore: it cannot. A node that
+// finds Redis failing claims from the database directly, above Redis's
+// room, while other nodes go on claiming from the room below it, so a
+// claim that begins after another returned may get lower values. A key in
+// global order needs the database store itself (its URL as the store).
+func (s *Store) GlobalOrder(context.Context) error {
+	return fmt.Errorf("%w: the Redis segment store hands out segments from Redis and, while Redis fails, from the database above them, "+
+		"so its claims across nodes are not in order; use the database store (the store parameter's URL) for a key in global order", idforge.ErrInvalidArgument)
+}

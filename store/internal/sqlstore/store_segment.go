@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/sqlfence"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -202,4 +203,24 @@ func (s *Store) ReturnSegment(ctx context.Context, key string, from, to int64) (
 		err := s.rdb.QueryRowContext(ctx, s.sql.Exists, key).Scan(&rows)
 		return rows > 0, err
 	})
+}
+
+// GlobalOrder implements idforge.GlobalOrderStore. A claim is one UPDATE
+// of the key's row, which takes the row's lock (the file's write lock in
+// SQLite), committed on the primary before ClaimSegment returns: a claim
+// that begins after another returned sees its max_id. On a database
+// server that holds only while the failover fence is in place: without
+// idforge_fence a promoted replica that lacks the last claims would hand
+// out values below ones already returned, so global order is refused
+// until `idforge migrate` creates it (and the nodes restart).
+func (s *Store) GlobalOrder(ctx context.Context) error {
+	sch, err := s.ready(ctx)
+	if err != nil {
+		return err
+	}
+	if s.fence != nil && !sch.fenced {
+		return fmt.Errorf("%w: %s has no table %s, so its claims are not fenced against a fail-over to a replica that lacks the last of them: run `idforge migrate`, then restart the nodes",
+			idforge.ErrInvalidArgument, s.life.DB, sqlfence.Table)
+	}
+	return nil
 }
