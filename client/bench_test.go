@@ -106,8 +106,8 @@ func (l *localConn) explain(ctx context.Context, id int64) (Explanation, error) 
 	return Explanation{}, nil
 }
 
-func (l *localConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
-	return idforge.StrategySegment, nil
+func (l *localConn) key(ctx context.Context, key string) (idforge.Key, error) {
+	return idforge.Key{Name: key, Strategy: idforge.StrategySegment}, nil
 }
 
 func (l *localConn) updateKey(context.Context, string, idforge.KeyChange) error { return nil }

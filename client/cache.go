@@ -139,12 +139,14 @@ func (c *cached) cacheFor(ctx context.Context, key string) (*keyCache, error) {
 		kc.decideMu.Lock()
 		defer kc.decideMu.Unlock()
 		if !kc.decided.Load() {
-			s, err := c.remote.strategy(ctx, key)
+			k, err := c.remote.key(ctx, key)
 			if err != nil {
 				c.forget(key, kc)
 				return nil, err
 			}
-			kc.direct = s != idforge.StrategySegment
+			// IDs of a key in global order, cached here, would be handed
+			// out after other clients got higher ones.
+			kc.direct = k.Strategy != idforge.StrategySegment || k.Order == idforge.OrderGlobal
 			kc.decided.Store(true)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 )
 
 // cacheOf returns the cache of key in c, a cached client.
@@ -173,6 +174,31 @@ func TestRangeCacheSkipsSnowflakeKeys(t *testing.T) {
 			}
 			if calls := m.idCalls(n); calls != 5 {
 				t.Fatalf("%d calls for 5 snowflake IDs, want 5", calls)
+			}
+		})
+	}
+}
+
+// Segment keys in global order go to the server every time: a cached ID
+// would be handed out after other clients got higher ones.
+func TestRangeCacheSkipsGlobalOrderKeys(t *testing.T) {
+	for _, m := range remoteModes() {
+		t.Run(m.name, func(t *testing.T) {
+			n := newNode(t, newStore(t), 1, 1000)
+			ctx := testCtx(t)
+			k := issuer.WithDefaults(idforge.Key{Name: "tx", Order: idforge.OrderGlobal})
+			if err := n.iss.CreateKey(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			c := m.new(t, []*node{n}, WithRangeCache(100, 0.2))
+			defer c.Close()
+			for want := int64(1); want <= 5; want++ {
+				if id, err := c.Next(ctx, "tx"); err != nil || id != want {
+					t.Fatalf("Next = %d, %v; want %d", id, err, want)
+				}
+			}
+			if calls := m.idCalls(n); calls != 5 {
+				t.Fatalf("%d calls for 5 IDs of a key in global order, want 5", calls)
 			}
 		})
 	}

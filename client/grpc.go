@@ -127,15 +127,16 @@ func (g *grpcConn) explain(ctx context.Context, id int64) (Explanation, error) {
 	return ex, nil
 }
 
-func (g *grpcConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+func (g *grpcConn) key(ctx context.Context, key string) (idforge.Key, error) {
 	k, err := g.api.GetKey(ctx, &idforgev1.GetKeyRequest{Key: key})
 	if err != nil {
-		return "", g.errorOf(err)
+		return idforge.Key{}, g.errorOf(err)
 	}
-	if s, ok := grpcwire.FromStrategy(k.GetStrategy()); ok {
-		return s, nil
+	s, ok := grpcwire.FromStrategy(k.GetStrategy())
+	if !ok {
+		s = idforge.Strategy(k.GetStrategy().String())
 	}
-	return idforge.Strategy(k.GetStrategy().String()), nil
+	return idforge.Key{Name: key, Strategy: s, Order: idforge.Order(k.GetOrder())}, nil
 }
 
 func (g *grpcConn) close() error { return g.cc.Close() }

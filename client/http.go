@@ -227,12 +227,12 @@ func (h *httpConn) explain(ctx context.Context, id int64) (Explanation, error) {
 	return Explanation{ID: id, Parts: a.Parts(), Layout: a.Layout, Expires: a.Expires.UTC()}, nil
 }
 
-func (h *httpConn) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
+func (h *httpConn) key(ctx context.Context, key string) (idforge.Key, error) {
 	var a httpwire.Key
 	if err := h.get(ctx, "/v1/keys/"+url.PathEscape(key), &a); err != nil {
-		return "", err
+		return idforge.Key{}, err
 	}
-	return idforge.Strategy(a.Strategy), nil
+	return idforge.Key{Name: key, Strategy: idforge.Strategy(a.Strategy), Order: idforge.Order(a.Order)}, nil
 }
 
 func (h *httpConn) close() error {

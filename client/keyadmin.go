@@ -77,7 +77,7 @@ func (h *httpConn) retireKey(ctx context.Context, key string) error {
 }
 
 func (g *grpcConn) updateKey(ctx context.Context, key string, c idforge.KeyChange) error {
-	_, err := g.api.UpdateKey(ctx, &idforgev1.UpdateKeyRequest{Key: key, Step: c.Step, Description: c.Description, MinStep: c.MinStep, MaxStep: c.MaxStep})
+	_, err := g.api.UpdateKey(ctx, &idforgev1.UpdateKeyRequest{Key: key, Step: c.Step, Description: c.Description, MinStep: c.MinStep, MaxStep: c.MaxStep, Order: (*string)(c.Order)})
 	if err != nil {
 		return g.errorOf(err)
 	}

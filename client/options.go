@@ -134,7 +134,10 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 // for batch IDs or more bypasses the cache. IDs are handed out in the
 // order they were fetched, each ID once. Cached IDs are lost when the
 // client stops (gaps). The first use of a key asks the server for the
-// key's strategy; keys other than segment keys are not cached.
+// key's strategy and order; keys other than segment keys, and segment
+// keys in global order (idforge.OrderGlobal, whose IDs a cache would hand
+// out after other clients got higher ones), are not cached: every call
+// goes to the server.
 func WithRangeCache(batch int, refillAt float64) Option {
 	return func(o *options) {
 		if batch < 1 || batch > idforge.MaxCount {

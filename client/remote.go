@@ -29,7 +29,7 @@ type conn interface {
 	nextStrings(ctx context.Context, key string, n int) ([]string, error)
 	nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
 	explain(ctx context.Context, id int64) (Explanation, error)
-	strategy(ctx context.Context, key string) (idforge.Strategy, error)
+	key(ctx context.Context, key string) (idforge.Key, error)
 	updateKey(ctx context.Context, key string, c idforge.KeyChange) error
 	retireKey(ctx context.Context, key string) error
 	// stream hands key's IDs, batch at a time, to yield until it returns
@@ -247,9 +247,9 @@ func (r *remote) Explain(ctx context.Context, id int64) (Explanation, error) {
 	return call(ctx, r, func(ctx context.Context, c conn) (Explanation, error) { return c.explain(ctx, id) })
 }
 
-// strategy asks a node for key's strategy.
-func (r *remote) strategy(ctx context.Context, key string) (idforge.Strategy, error) {
-	return call(ctx, r, func(ctx context.Context, c conn) (idforge.Strategy, error) { return c.strategy(ctx, key) })
+// key asks a node for key's strategy and order.
+func (r *remote) key(ctx context.Context, key string) (idforge.Key, error) {
+	return call(ctx, r, func(ctx context.Context, c conn) (idforge.Key, error) { return c.key(ctx, key) })
 }
 
 func (r *remote) Key(key string) idforge.BatchGenerator { return keyGen{r, key} }

@@ -260,6 +260,7 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 	fs.Int64Var(&kc.Step, "step", 0, "segment length claimed at once (segment keys; default 1000)")
 	fs.Int64Var(&kc.Start, "start", 0, "first ID issued (segment keys; default 1)")
 	fs.StringVar(&kc.Description, "description", "", "free text")
+	fs.StringVar(&kc.Order, "order", "", "segment keys: node (default) or global, every ID above those returned before, on any node (a store round trip per request)")
 	pos, err := parseArgs(fs, args, 1, "one KEY")
 	if err != nil {
 		return err
@@ -272,6 +273,10 @@ func cmdKeysCreate(ctx context.Context, args []string, stdout, stderr io.Writer,
 	return withCatalog(ctx, nf, getenv, stderr, func(c *catalog) error {
 		if err := c.issuer.CreateKey(ctx, k); err != nil {
 			return err
+		}
+		if k.Order == idforge.OrderGlobal {
+			fmt.Fprintf(stdout, "created %s key %q in global order\n", k.Strategy, k.Name)
+			return nil
 		}
 		fmt.Fprintf(stdout, "created %s key %q\n", k.Strategy, k.Name)
 		return nil
@@ -290,13 +295,13 @@ func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tSTRATEGY\tSTEP\tMAX_ID\tDESCRIPTION")
+		fmt.Fprintln(tw, "KEY\tSTRATEGY\tORDER\tSTEP\tMAX_ID\tDESCRIPTION")
 		for _, k := range keys {
-			step, maxID := "-", "-"
+			order, step, maxID := "-", "-", "-"
 			if k.Strategy == idforge.StrategySegment {
-				step, maxID = strconv.FormatInt(k.Step, 10), strconv.FormatInt(k.MaxID, 10)
+				order, step, maxID = string(k.Order), strconv.FormatInt(k.Step, 10), strconv.FormatInt(k.MaxID, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.Name, k.Strategy, step, maxID, k.Description)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Strategy, order, step, maxID, k.Description)
 		}
 		return tw.Flush()
 	})

@@ -176,6 +176,7 @@ type KeyConfig struct {
 	Step        int64  `toml:"step"`
 	Start       int64  `toml:"start"`
 	Description string `toml:"description"`
+	Order       string `toml:"order"`
 	Format      string `toml:"format"`
 	FormatKey   string `toml:"format_key"`
 }
@@ -522,7 +523,8 @@ func (c *Config) validate() error {
 // key turns a declaration into an idforge.Key, applying the defaults of
 // every key definition (issuer.WithDefaults).
 func (k KeyConfig) key() (idforge.Key, error) {
-	out := issuer.WithDefaults(idforge.Key{Name: k.Name, Strategy: idforge.Strategy(k.Strategy), Description: k.Description, Step: k.Step, MaxID: k.Start})
+	out := issuer.WithDefaults(idforge.Key{Name: k.Name, Strategy: idforge.Strategy(k.Strategy), Description: k.Description, Step: k.Step, MaxID: k.Start,
+		Order: idforge.Order(k.Order)})
 	return out, out.Validate()
 }
 

@@ -114,6 +114,9 @@ type Key struct {
 	// (PATCH /v1/keys/{key}); absent: the node's.
 	MinStep int64 `json:"min_step,omitempty"`
 	MaxStep int64 `json:"max_step,omitempty"`
+	// Order is a segment key's order across nodes (idforge.Order): node
+	// or global.
+	Order string `json:"order,omitempty"`
 	// Health is a source key's health (sequence.Health): up, degraded
 	// or down; empty for keys whose source reports none.
 	Health string `json:"health,omitempty"`

@@ -30,7 +30,7 @@ func keyFromRequest(req *idforgev1.CreateKeyRequest) (idforge.Key, error) {
 		return idforge.Key{}, err
 	}
 	k := issuer.WithDefaults(idforge.Key{Name: req.GetKey(), Strategy: strategy,
-		Step: req.GetStep(), MaxID: req.GetStart(), Description: req.GetDescription()})
+		Step: req.GetStep(), MaxID: req.GetStart(), Description: req.GetDescription(), Order: idforge.Order(req.GetOrder())})
 	return k, k.Validate()
 }
 
@@ -48,7 +48,7 @@ func toKey(k issuer.KeyState) *idforgev1.Key {
 		out.Updated = timestamppb.New(k.Updated)
 	}
 	if k.Strategy == idforge.StrategySegment {
-		out.Step, out.MaxId = k.Step, k.MaxID
+		out.Step, out.MaxId, out.Order = k.Step, k.MaxID, string(k.Order)
 	}
 	out.Retired, out.MinStep, out.MaxStep = k.Retired, k.Bounds.MinStep, k.Bounds.MaxStep
 	if st := k.Segment; st != nil {

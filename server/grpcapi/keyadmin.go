@@ -9,12 +9,15 @@ import (
 )
 
 // UpdateKey changes a key's step, description and own adaptive-step
-// bounds (issuer.UpdateKey): what the request sets.
+// bounds (issuer.UpdateKey): what the request sets. Its order can only
+// be given as it is.
 func (s *Server) UpdateKey(ctx context.Context, req *idforgev1.UpdateKeyRequest) (*idforgev1.Key, error) {
 	return call(s, ctx, "UpdateKey", func(ctx context.Context) (issuer.KeyState, error) {
-		return s.iss.UpdateKey(ctx, req.GetKey(), idforge.KeyChange{
-			Step: req.Step, Description: req.Description, MinStep: req.MinStep, MaxStep: req.MaxStep,
-		})
+		c := idforge.KeyChange{Step: req.Step, Description: req.Description, MinStep: req.MinStep, MaxStep: req.MaxStep}
+		if req.Order != nil {
+			c.Order = (*idforge.Order)(req.Order)
+		}
+		return s.iss.UpdateKey(ctx, req.GetKey(), c)
 	}, toKey)
 }
 

@@ -294,6 +294,7 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 	if k.Strategy == idforge.StrategySegment {
 		out.Step = k.Step
 		out.MaxID = strconv.FormatInt(k.MaxID, 10)
+		out.Order = string(k.Order)
 	}
 	out.Retired, out.MinStep, out.MaxStep = k.Retired, k.Bounds.MinStep, k.Bounds.MaxStep
 	if st := k.Segment; st != nil {
@@ -389,6 +390,7 @@ type createKeyRequest struct {
 	Step        int64  `json:"step"`
 	Start       int64  `json:"start"`
 	Description string `json:"description"`
+	Order       string `json:"order"`
 }
 
 func (h *handler) createKey(c v1Call) (any, error) {
@@ -408,7 +410,7 @@ func (h *handler) createKey(c v1Call) (any, error) {
 // creation).
 func (req createKeyRequest) key() (idforge.Key, error) {
 	k := issuer.WithDefaults(idforge.Key{Name: req.Key, Strategy: idforge.Strategy(req.Strategy),
-		Step: req.Step, MaxID: req.Start, Description: req.Description})
+		Step: req.Step, MaxID: req.Start, Description: req.Description, Order: idforge.Order(req.Order)})
 	return k, k.Validate()
 }
 

@@ -1020,7 +1020,10 @@ type CreateKeyRequest struct {
 	// start is the first ID; absent or 0 means 1. Segment keys only.
 	Start *int64 `protobuf:"varint,4,opt,name=start,proto3,oneof" json:"start,omitempty"`
 	// description is free text, at most 256 bytes of UTF-8.
-	Description   string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	Description string `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
+	// order is a segment key's order across nodes, "node" (the default
+	// when empty) or "global"; fixed when the key is created.
+	Order         string `protobuf:"bytes,16,opt,name=order,proto3" json:"order,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1090,6 +1093,13 @@ func (x *CreateKeyRequest) GetDescription() string {
 	return ""
 }
 
+func (x *CreateKeyRequest) GetOrder() string {
+	if x != nil {
+		return x.Order
+	}
+	return ""
+}
+
 type GetKeyRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Key           string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -1145,8 +1155,11 @@ type UpdateKeyRequest struct {
 	Description *string `protobuf:"bytes,3,opt,name=description,proto3,oneof" json:"description,omitempty"`
 	// min_step and max_step are a segment key's own adaptive-step bounds;
 	// 0 falls back to the node's.
-	MinStep       *int64 `protobuf:"varint,4,opt,name=min_step,json=minStep,proto3,oneof" json:"min_step,omitempty"`
-	MaxStep       *int64 `protobuf:"varint,5,opt,name=max_step,json=maxStep,proto3,oneof" json:"max_step,omitempty"`
+	MinStep *int64 `protobuf:"varint,4,opt,name=min_step,json=minStep,proto3,oneof" json:"min_step,omitempty"`
+	MaxStep *int64 `protobuf:"varint,5,opt,name=max_step,json=maxStep,proto3,oneof" json:"max_step,omitempty"`
+	// order is accepted only as the key's own (it is fixed at creation);
+	// another is refused with INVALID_ARGUMENT, reason unsafe_change.
+	Order         *string `protobuf:"bytes,6,opt,name=order,proto3,oneof" json:"order,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1214,6 +1227,13 @@ func (x *UpdateKeyRequest) GetMaxStep() int64 {
 		return *x.MaxStep
 	}
 	return 0
+}
+
+func (x *UpdateKeyRequest) GetOrder() string {
+	if x != nil && x.Order != nil {
+		return *x.Order
+	}
+	return ""
 }
 
 type RetireKeyRequest struct {
@@ -1370,8 +1390,10 @@ type Key struct {
 	Retired bool `protobuf:"varint,16,opt,name=retired,proto3" json:"retired,omitempty"`
 	// min_step and max_step are a segment key's own adaptive-step bounds
 	// (UpdateKey); 0: the node's.
-	MinStep       int64 `protobuf:"varint,17,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
-	MaxStep       int64 `protobuf:"varint,18,opt,name=max_step,json=maxStep,proto3" json:"max_step,omitempty"`
+	MinStep int64 `protobuf:"varint,17,opt,name=min_step,json=minStep,proto3" json:"min_step,omitempty"`
+	MaxStep int64 `protobuf:"varint,18,opt,name=max_step,json=maxStep,proto3" json:"max_step,omitempty"`
+	// order is a segment key's order across nodes: "node" or "global".
+	Order         string `protobuf:"bytes,19,opt,name=order,proto3" json:"order,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1474,6 +1496,13 @@ func (x *Key) GetMaxStep() int64 {
 		return x.MaxStep
 	}
 	return 0
+}
+
+func (x *Key) GetOrder() string {
+	if x != nil {
+		return x.Order
+	}
+	return ""
 }
 
 // Range is the half-open range [start, end).
@@ -2072,33 +2101,36 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x1e\n" +
 	"\fMakeResponse\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\xc5\x01\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\"\xdb\x01\n" +
 	"\x10CreateKeyRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\bstrategy\x18\x02 \x01(\x0e2\x14.idforge.v1.StrategyR\bstrategy\x12\x17\n" +
 	"\x04step\x18\x03 \x01(\x03H\x00R\x04step\x88\x01\x01\x12\x19\n" +
 	"\x05start\x18\x04 \x01(\x03H\x01R\x05start\x88\x01\x01\x12 \n" +
-	"\vdescription\x18\x05 \x01(\tR\vdescriptionB\a\n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\x14\n" +
+	"\x05order\x18\x10 \x01(\tR\x05orderB\a\n" +
 	"\x05_stepB\b\n" +
 	"\x06_startJ\x04\b\x06\x10\x10\"!\n" +
 	"\rGetKeyRequest\x12\x10\n" +
-	"\x03key\x18\x01 \x01(\tR\x03key\"\xd7\x01\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\"\xfc\x01\n" +
 	"\x10UpdateKeyRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x17\n" +
 	"\x04step\x18\x02 \x01(\x03H\x00R\x04step\x88\x01\x01\x12%\n" +
 	"\vdescription\x18\x03 \x01(\tH\x01R\vdescription\x88\x01\x01\x12\x1e\n" +
 	"\bmin_step\x18\x04 \x01(\x03H\x02R\aminStep\x88\x01\x01\x12\x1e\n" +
-	"\bmax_step\x18\x05 \x01(\x03H\x03R\amaxStep\x88\x01\x01B\a\n" +
+	"\bmax_step\x18\x05 \x01(\x03H\x03R\amaxStep\x88\x01\x01\x12\x19\n" +
+	"\x05order\x18\x06 \x01(\tH\x04R\x05order\x88\x01\x01B\a\n" +
 	"\x05_stepB\x0e\n" +
 	"\f_descriptionB\v\n" +
 	"\t_min_stepB\v\n" +
-	"\t_max_step\"$\n" +
+	"\t_max_stepB\b\n" +
+	"\x06_order\"$\n" +
 	"\x10RetireKeyRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\"\x11\n" +
 	"\x0fListKeysRequest\"p\n" +
 	"\x10ListKeysResponse\x12#\n" +
 	"\x04keys\x18\x01 \x03(\v2\x0f.idforge.v1.KeyR\x04keys\x127\n" +
-	"\tsnowflake\x18\x02 \x01(\v2\x19.idforge.v1.SnowflakeInfoR\tsnowflake\"\xd6\x02\n" +
+	"\tsnowflake\x18\x02 \x01(\v2\x19.idforge.v1.SnowflakeInfoR\tsnowflake\"\xec\x02\n" +
 	"\x03Key\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x120\n" +
 	"\bstrategy\x18\x02 \x01(\x0e2\x14.idforge.v1.StrategyR\bstrategy\x12\x12\n" +
@@ -2109,7 +2141,8 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\asegment\x18\a \x01(\v2\x18.idforge.v1.SegmentStateR\asegment\x12\x18\n" +
 	"\aretired\x18\x10 \x01(\bR\aretired\x12\x19\n" +
 	"\bmin_step\x18\x11 \x01(\x03R\aminStep\x12\x19\n" +
-	"\bmax_step\x18\x12 \x01(\x03R\amaxStepJ\x04\b\b\x10\x10\"/\n" +
+	"\bmax_step\x18\x12 \x01(\x03R\amaxStep\x12\x14\n" +
+	"\x05order\x18\x13 \x01(\tR\x05orderJ\x04\b\b\x10\x10\"/\n" +
 	"\x05Range\x12\x14\n" +
 	"\x05start\x18\x01 \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\x02 \x01(\x03R\x03end\"\xfd\x01\n" +
