@@ -8,6 +8,7 @@ import (
 	"math"
 	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,18 +270,38 @@ func TestExplainAndMake(t *testing.T) {
 	}
 }
 
+// A key in global order says so, and its order cannot change.
+func TestKeyOrder(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	ctx := testCtx(t)
+	created, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "tx", Order: "global"})
+	if err != nil || created.GetOrder() != "global" {
+		t.Fatalf("CreateKey in global order = %v, %v", created, err)
+	}
+	if got, err := f.client.GetKey(ctx, &idforgev1.GetKeyRequest{Key: "tx"}); err != nil || got.GetOrder() != "global" {
+		t.Fatalf("GetKey = %v, %v", got, err)
+	}
+	if _, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "invoice"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.client.UpdateKey(ctx, &idforgev1.UpdateKeyRequest{Key: "invoice", Order: proto.String("global")})
+	if st, _ := status.FromError(err); st.Code() != codes.InvalidArgument || !strings.Contains(st.Message(), "node order") {
+		t.Fatalf("UpdateKey to global order = %v, want INVALID_ARGUMENT (unsafe_change)", err)
+	}
+}
+
 func TestKeys(t *testing.T) {
 	f := newFixture(t, fixtureOptions{})
 	ctx := testCtx(t)
 	created, err := f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "invoice", Description: "invoices"})
-	want := &idforgev1.Key{Key: "invoice", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1, Description: "invoices"}
+	want := &idforgev1.Key{Key: "invoice", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1, Description: "invoices", Order: "node"}
 	if err != nil || !proto.Equal(created, want) {
 		t.Fatalf("CreateKey with defaults = %v, %v; want %v", created, err, want)
 	}
 	// 0 is the default, as on every path that defines a key (a TOML file
 	// or a CLI flag cannot tell 0 from left out).
 	created, err = f.client.CreateKey(ctx, &idforgev1.CreateKeyRequest{Key: "zeros", Step: proto.Int64(0), Start: proto.Int64(0)})
-	want = &idforgev1.Key{Key: "zeros", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1}
+	want = &idforgev1.Key{Key: "zeros", Strategy: idforgev1.Strategy_STRATEGY_SEGMENT, Step: 1000, MaxId: 1, Order: "node"}
 	if err != nil || !proto.Equal(created, want) {
 		t.Fatalf("CreateKey(step 0, start 0) = %v, %v; want the defaults %v", created, err, want)
 	}

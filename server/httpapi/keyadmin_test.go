@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,6 +37,9 @@ func TestKeyAdmin(t *testing.T) {
 		{"step of a snowflake key", "PATCH", "/v1/keys/msg", `{"step":5}`, 400, "invalid_argument", "segment keys only"},
 		{"min above max", "PATCH", "/v1/keys/order", `{"min_step":500}`, 400, "invalid_argument", "above max_step"},
 		{"unknown key", "PATCH", "/v1/keys/nope", `{"step":5}`, 404, "unknown_key", "nope"},
+		{"order changed", "PATCH", "/v1/keys/order", `{"order":"global"}`, 400, "unsafe_change", "node order"},
+		{"not an order", "PATCH", "/v1/keys/order", `{"order":"strict"}`, 400, "invalid_argument", "want node or global"},
+		{"order of a snowflake key", "POST", "/v1/keys", `{"key":"ev","strategy":"snowflake","order":"global"}`, 400, "invalid_argument", "segment keys only"},
 		{"retire unknown", "DELETE", "/v1/keys/nope", ``, 404, "unknown_key", "nope"},
 		{"wrong method", "PUT", "/v1/keys/order", `{}`, 405, "method_not_allowed", "PATCH"},
 	} {
@@ -66,5 +70,31 @@ func TestKeyAdmin(t *testing.T) {
 	}
 	if k, _ := f.store.Key(t.Context(), "order"); k.MaxID < 101 {
 		t.Fatalf("max_id went down to %d", k.MaxID)
+	}
+}
+
+// A key created in global order shows it, and is served in it, on the
+// Leaf endpoint too.
+func TestKeyInGlobalOrder(t *testing.T) {
+	f := newFixture(t)
+	status, body, _ := f.do(t, "POST", "/v1/keys", `{"key":"tx","order":"global","step":10}`)
+	if status != 201 || !strings.Contains(body, `"order":"global"`) {
+		t.Fatalf("POST: %d %s", status, body)
+	}
+	for want := 1; want <= 3; want++ {
+		if status, body, _ := f.do(t, "GET", "/api/segment/get/tx", ""); status != 200 || body != strconv.Itoa(want) {
+			t.Fatalf("Leaf: %d %s, want %d", status, body, want)
+		}
+	}
+	status, body, _ = f.do(t, "GET", "/v1/keys/tx", "")
+	var k httpwire.Key
+	if err := json.Unmarshal([]byte(body), &k); status != 200 || err != nil || k.Order != "global" || k.Segment == nil || k.Segment.Buffered != 0 {
+		t.Fatalf("GET: %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "PATCH", "/v1/keys/tx", `{"order":"global","description":"ledger"}`); status != 200 {
+		t.Fatalf("PATCH with its own order: %d %s", status, body)
+	}
+	if status, body, _ := f.do(t, "GET", "/v1/keys", ""); status != 200 || !strings.Contains(body, `"order":"global"`) || !strings.Contains(body, `"order":"node"`) {
+		t.Fatalf("GET /v1/keys: %d %s", status, body)
 	}
 }
