@@ -174,7 +174,8 @@ func replicatedPostgres(t *testing.T) replicated {
 // lacks the last claims. No ID repeats over the whole run: every node
 // refuses with store_failed_over (and the metric says so) as soon as its
 // buffer is spent, and after `idforge keys repair --from-nodes` every
-// node issues again, above every ID handed out before.
+// node issues again, above every ID handed out before. A key in global
+// order, loaded beside it, keeps its order over the whole run.
 func TestFailoverReplicaPromoted(t *testing.T) {
 	testsvc.Slow(t)
 	endToEnd(t, false)
@@ -199,11 +200,14 @@ func failoverReplicaPromoted(t *testing.T, db replicated) {
 		nodes[i] = e2e.StartNode(t, "--config", cfg, "--store", storeURL, "--worker", strconv.Itoa(i+1))
 	}
 	createKey(t, nodes[0], `{"key":"order","step":20}`)
+	createKey(t, nodes[0], `{"key":"tx","step":20,"order":"global"}`)
 
 	load := newFailoverLoad()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	wg := load.run(ctx, nodes, "order", 6)
+	var global globalLoad
+	globalWG := global.run(ctx, nodes, "tx", 3)
 	load.waitForIDs(t, 2000, 30*time.Second)
 
 	// The replica stops receiving the binary log; the nodes go on
@@ -272,6 +276,7 @@ func failoverReplicaPromoted(t *testing.T, db replicated) {
 	load.mu.Unlock()
 	stop()
 	wg.Wait()
+	globalWG.Wait()
 
 	total, dups, codes, _ := load.snapshot()
 	if len(dups) > 0 {
@@ -292,6 +297,12 @@ func failoverReplicaPromoted(t *testing.T, db replicated) {
 		t.Fatalf("nothing issued above %d after the repair", before)
 	}
 	t.Logf("%d IDs, none twice; errors by code: %v", total, codes)
+	ops, ids := global.hist.Len()
+	t.Logf("key in global order: %d requests returned %d IDs, %d failed; the longest time without an answer was %s (the fail-over to the end of the repair)",
+		ops, ids, global.failed, global.gap.Round(time.Millisecond))
+	if err := global.hist.Check(); err != nil {
+		t.Fatalf("key in global order: %v", err)
+	}
 	t.Logf("availability: last ID before the refusal %s after the switch; all nodes refusing %s after it; "+
 		"first ID %s after the repair finished (%s from the switch, the operator's time included)",
 		lastBefore.Sub(switched).Round(time.Millisecond), refusedAt.Sub(switched).Round(time.Millisecond),
