@@ -176,9 +176,13 @@ type KeyConfig struct {
 	Step        int64  `toml:"step"`
 	Start       int64  `toml:"start"`
 	Description string `toml:"description"`
-	Order       string `toml:"order"`
-	Format      string `toml:"format"`
-	FormatKey   string `toml:"format_key"`
+	// Order is a segment key's order across nodes: "node" (the default)
+	// or "global", every ID above every ID returned before the request
+	// began, on any node, at the cost of a store round trip per request
+	// (see docs/keys.md). A key's order is fixed when it is created.
+	Order     string `toml:"order"`
+	Format    string `toml:"format"`
+	FormatKey string `toml:"format_key"`
 }
 
 // PluginConfig declares a plugin run around every issue: the fields of

@@ -102,9 +102,10 @@ func (cfg Config) normalize() (Settings, *mysql.Config, error) {
 // newBackend returns the store's MySQL backend for the database dbName.
 func newBackend(dbName string) *sqlstore.Backend {
 	return &sqlstore.Backend{
-		Dialect:      mysql.Dialect,
-		SQL:          statements,
-		WithNameLock: nameLocker{dbName}.withLock,
-		CreateTables: createTables,
+		Dialect:       mysql.Dialect,
+		SQL:           statements,
+		ClaimInsertID: true,
+		WithNameLock:  nameLocker{dbName}.withLock,
+		CreateTables:  createTables,
 	}
 }

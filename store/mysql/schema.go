@@ -80,9 +80,11 @@ SELECT table_name, LOWER(column_name) FROM information_schema.columns
 UPDATE leaf_alloc
    SET max_id = max_id + step, update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ? AND step > 0 AND max_id <= 9223372036854775807 - GREATEST(step, 1)`,
+	// LAST_INSERT_ID(expr) makes the new max_id the statement's insert
+	// ID, which its OK packet carries (Dialect.ClaimInsertID).
 	ClaimStep: `
 UPDATE leaf_alloc
-   SET max_id = max_id + ?, update_time = CURRENT_TIMESTAMP
+   SET max_id = LAST_INSERT_ID(max_id + ?), update_time = CURRENT_TIMESTAMP
  WHERE biz_tag = ? AND max_id <= 9223372036854775807 - ?`,
 	Read: `SELECT max_id, step FROM leaf_alloc WHERE biz_tag = ?`,
 	// With clientFoundRows (set by Open) the affected-row count is the

@@ -42,6 +42,13 @@ type Backend struct {
 	// otherwise Leaf's UPDATE then SQL.Read in one transaction), what
 	// errors mean and whether claims check the fail-over fence.
 	*sqldb.Dialect
+	// ClaimInsertID says that SQL.ClaimStep sets max_id through MySQL's
+	// LAST_INSERT_ID(expr), so that a claim of a given step is that one
+	// autocommitted statement, the new max_id its insert ID: no row lock
+	// is held while the node waits on the network, so a node frozen in
+	// the middle of a claim (SIGSTOP, a stalled VM) holds up no other
+	// node's claims.
+	ClaimInsertID bool
 	// SQL is the backend's text of the statements its engine writes its
 	// own way; Open fills in the others (Statements.fill).
 	SQL Statements

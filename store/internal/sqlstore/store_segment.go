@@ -7,7 +7,7 @@ import (
 	"fmt"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/sqlfence"
+	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/store/internal/claim"
 )
 
@@ -45,10 +45,42 @@ func (s *Store) claim(ctx context.Context, key string, step int64) (idforge.Segm
 	if err != nil {
 		return idforge.Segment{}, err
 	}
-	if s.d.Returning {
+	switch {
+	case s.d.Returning:
 		return s.claimReturning(ctx, sch, key, step)
+	case s.d.ClaimInsertID && step > 0:
+		return s.claimInsertID(ctx, sch, key, step)
 	}
 	return s.claimThenRead(ctx, sch, key, step)
+}
+
+// claimInsertID claims step values with one autocommitted UPDATE whose
+// new max_id is its insert ID (Dialect.ClaimInsertID). The row's stored
+// step, which only tells the allocator of a change an operator made, is
+// read afterwards, outside the claim; when that read fails the claim
+// stands, reporting no step.
+func (s *Store) claimInsertID(ctx context.Context, sch *schema, key string, step int64) (idforge.Segment, error) {
+	st, args := sch.claimArgs(key, step)
+	res, err := st.exec(ctx, s.db, args...)
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	if err := s.claimedRows(ctx, sch, key, step, n); err != nil {
+		return idforge.Segment{}, err
+	}
+	newMax, err := res.LastInsertId()
+	if err != nil {
+		return idforge.Segment{}, err
+	}
+	var maxID, rowStep int64
+	if sch.read.queryRow(ctx, s.db, key).Scan(&maxID, &rowStep) != nil {
+		rowStep = 0
+	}
+	return claim.Claimed(newMax, rowStep, step), nil
 }
 
 // claimArgs returns the claim statement for step and its arguments.
@@ -220,7 +252,7 @@ func (s *Store) GlobalOrder(ctx context.Context) error {
 	}
 	if s.fence != nil && !sch.fenced {
 		return fmt.Errorf("%w: %s has no table %s, so its claims are not fenced against a fail-over to a replica that lacks the last of them: run `idforge migrate`, then restart the nodes",
-			idforge.ErrInvalidArgument, s.life.DB, sqlfence.Table)
+			idforge.ErrInvalidArgument, s.life.DB, sqldb.FenceTable)
 	}
 	return nil
 }
