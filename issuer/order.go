@@ -41,7 +41,10 @@ func (i *Issuer) recordOrder(ctx context.Context, k idforge.Key, def keyDef, kee
 		}
 	}
 	if !keeps {
-		return nil // no key can be in global order here
+		if order == idforge.OrderGlobal {
+			return fmt.Errorf("%w: key %q: order global: this store keeps no definitions, where a key's order is recorded (run `idforge migrate`)", idforge.ErrInvalidArgument, k.Name)
+		}
+		return nil
 	}
 	for range 2 {
 		if def.found {

@@ -3,6 +3,7 @@ package issuer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -168,6 +169,35 @@ func (failingDefs) Definition(context.Context, string, string) (idforge.Definiti
 
 func (failingDefs) Definitions(context.Context, string) ([]idforge.Definition, error) {
 	return nil, errors.New("connection reset")
+}
+
+// unmigrated is a store whose database was not migrated to keep
+// definitions.
+type unmigrated struct{ *memstore.Store }
+
+func (unmigrated) Definition(context.Context, string, string) (idforge.Definition, error) {
+	return idforge.Definition{}, fmt.Errorf("%w: no table idforge_definitions: run idforge migrate", idforge.ErrInvalidArgument)
+}
+
+func (unmigrated) CreateDefinition(context.Context, idforge.Definition) error {
+	return fmt.Errorf("%w: no table idforge_definitions: run idforge migrate", idforge.ErrInvalidArgument)
+}
+
+// A store that keeps no definitions has every key in node order: a key in
+// global order, whose order could not be recorded, is refused.
+func TestGlobalOrderNeedsDefinitions(t *testing.T) {
+	ctx := context.Background()
+	iss := New(unmigrated{memstore.New()}, nil, Settings{Logger: quiet})
+	t.Cleanup(func() { iss.Close() })
+	if err := iss.CreateKey(ctx, globalKey("tx")); !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "idforge migrate") {
+		t.Fatalf("CreateKey in global order = %v", err)
+	}
+	if err := iss.CreateKey(ctx, WithDefaults(idforge.Key{Name: "order"})); err != nil {
+		t.Fatalf("CreateKey in node order = %v", err)
+	}
+	if k, err := iss.Key(ctx, "order"); err != nil || k.Order != idforge.OrderNode {
+		t.Fatalf("Key = %+v, %v", k, err)
+	}
 }
 
 // A node that cannot read a key's definition does not know its order, so
