@@ -8,8 +8,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
-// Migrate implements idforge.Migrator: it creates KeysCollection and
-// SerialsCollection where they do not exist. Names are each document's
+// Migrate implements idforge.Migrator: it creates the Collections that
+// do not exist. Names are each document's
 // _id, whose unique index MongoDB keeps on every collection, so no other
 // index is needed: no index can go missing. It is idempotent and safe to
 // run while nodes serve, from several processes at once. It is bounded
