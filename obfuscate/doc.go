@@ -1,13 +1,9 @@
 // Package obfuscate turns issued int64 IDs into forms that do not give the
 // business away: a keyed, reversible permutation hides the order and the
-// number of IDs, and short text forms (base62, Sqids, hex) make them
-// compact. Everything decodes back to the original ID.
-//
-// Sequential IDs leak volume: a competitor who places an order on Monday
-// and another on Tuesday subtracts the two order numbers and knows how many
-// orders were taken in between. A Permutation under a secret key maps
-// [0, 2^bits) onto itself so that consecutive IDs land far apart, and
-// Decode undoes it:
+// number of IDs (consecutive order numbers tell a competitor the volume
+// in between), and short text forms (base62, Sqids, hex) make them
+// compact. Everything decodes back to the original ID. All types are
+// immutable once built and safe for concurrent use.
 //
 //	p, _ := obfuscate.New(key, 40) // key: ≥ 16 random bytes from config
 //	c, _ := p.Encode(1001)         // somewhere in [0, 2^40), far from Encode(1002)
@@ -42,54 +38,27 @@
 //	sqids:min=10,alphabet=abcdefghijkmnpqrstuvwxyz23456789
 //	feistel:bits=40+base62:min=7
 //
-// A spec never contains the key. Keys live in configuration under a name,
-// and the caller attaches one: Format.WithKey, or set Format.Permute and
-// call Format.Validate at start-up. Choose bits to cover every ID the key
-// will ever issue (40 bits is about 1.1e12); Encode refuses larger
-// values. Pad to the length of the largest value (base62:min=7 for 40
-// bits) so that all IDs look alike.
+// A spec never contains the key: the caller attaches one (Format.WithKey,
+// or set Format.Permute and call Format.Validate). Encode refuses values
+// at or above 2^bits. Decoding is strict: every ID has exactly one
+// string, and any other string (a superfluous leading zero, a foreign
+// character, a Sqids string the library would read leniently) is an
+// error wrapping idforge.ErrInvalidArgument.
 //
-// Decoding is strict: every ID has exactly one string, and any other
-// string (a superfluous leading zero, a foreign character, a Sqids string
-// that the library would read leniently) is rejected with an error
-// wrapping idforge.ErrInvalidArgument.
-//
-// # Construction
+// # Construction and security
 //
 // The permutation is an alternating Feistel network over exactly bits
-// bits: the high half has ceil(bits/2) bits and the low half floor(bits/2);
-// each round XORs a keyed function of one half into the other and swaps
-// them, so with odd widths the halves trade widths each round and no value
-// ever leaves [0, 2^bits): no cycle-walking is needed. There are Rounds
-// (10) rounds, as in NIST's FF1; the round function is SipHash-2-4, a PRF
-// built for short inputs (about 15 ns per call, no allocation), under a
-// 128-bit key derived from the configured key with HMAC-SHA256. The round
-// number and the width are part of every round input, so widths and rounds
-// never share a function.
+// bits (halves of ceil(bits/2) and floor(bits/2) bits that trade widths
+// each round), so no value leaves [0, 2^bits) and no cycle-walking is
+// needed; Rounds (10) rounds, as in NIST's FF1, of SipHash-2-4 under a
+// 128-bit key derived from the configured key with HMAC-SHA256, the round
+// number and the width in every round input.
 //
-// # Security
-//
-// The permutation hides order and volume from outsiders who do not hold
-// the key. It is not encryption of secrets: the domain is small, the
-// construction has no nonce, and an ID should never carry information
-// whose disclosure matters. Anyone with the key decodes every ID. Keep the
-// key secret, random and at least MinKeyLen bytes.
-//
-// Nor does it authenticate: every string of the right shape decodes to
-// some number, issued or not, so look the result up before trusting it.
-// A guessed string hits one of n issued IDs with probability n/2^bits; a
-// width well above what the key will issue (48 bits for IDs below 2^32)
-// makes valid IDs sparse and hard to guess.
-//
-// Key rotation changes every encoded ID: the same ID encodes differently
-// under a new key, and strings handed out under the old key decode to
-// different (wrong) numbers under the new one. Rotate only together with
-// a migration that keeps the old key for decoding old strings, or keep one
-// key per format for its lifetime.
-//
-// Base62, hex, decimal and Sqids alone hide nothing: they are encodings
-// anyone can reverse, whatever the alphabet. Combine them with a feistel
-// stage.
-//
-// All types are immutable once built and safe for concurrent use.
+// It hides order and volume from whoever lacks the key; it is not
+// encryption (the domain is small, there is no nonce) and it does not
+// authenticate: every string of the right shape decodes to some number,
+// issued or not, which a guess hits with probability n/2^bits for n
+// issued IDs. Keep the key secret, random and at least MinKeyLen bytes. A
+// new key changes every encoded ID, and old strings decode to wrong
+// numbers under it. Base62, hex, decimal and Sqids alone hide nothing.
 package obfuscate
