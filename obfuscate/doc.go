@@ -32,11 +32,7 @@
 // spec). min pads on the left with the alphabet's zero digit (Sqids pads
 // its own way). An empty spec is plain decimal, and "feistel:bits=40" alone
 // writes the permuted number in decimal. Format.String writes the
-// canonical spec back. Examples:
-//
-//	base62:min=8
-//	sqids:min=10,alphabet=abcdefghijkmnpqrstuvwxyz23456789
-//	feistel:bits=40+base62:min=7
+// canonical spec back (see ExampleParseFormat).
 //
 // A spec never contains the key: the caller attaches one (Format.WithKey,
 // or set Format.Permute and call Format.Validate). Encode refuses values

@@ -85,9 +85,6 @@
 // a valid key and the serial shows both the value and the number; a member
 // whose name already names a source is refused (idforge.ErrUnsafeChange).
 //
-// One evaluation reads the clock once, checks every parameter before any
-// number is drawn, asks the seq sources in text order, then renders the
-// other parts after the parts they refer to. Dates render the period a
-// PeriodCounter counted in when it is later than the clock's, so a date
-// always belongs to its number. Template.MaxLen is known at parse time.
+// Dates render the period a PeriodCounter counted in when it is later
+// than the clock's (see Template.Next), so a date belongs to its number.
 package serial
