@@ -1,13 +1,6 @@
-// Package all registers every idforge store backend with the store
-// registry. The idforge binary imports it for its side effect:
-//
-//	import _ "github.com/idforge/idforge/store/all"
-//
-// after which store.Open accepts each backend's URL scheme. It has no API
-// of its own. Programs that embed idforge should import only the backend
-// they use and construct it directly.
-//
-// A new backend is added here with one blank import line.
+// Package all registers every idforge store backend with store.Open, for
+// the idforge binary (a blank import). Programs that embed idforge import
+// only the backend they use and construct it directly.
 package all
 
 import (

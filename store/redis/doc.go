@@ -15,18 +15,13 @@
 //	redisseg+sentinel://[:password@]s1:26379,s2:26379/mymaster?db=0&store=…
 //	redisseg+cluster://[:password@]n1:6379,n2:6379?store=…
 //
-//	store        the durable store, opened by store.Open with the same
-//	             store.Options (required)
-//	prefix       Config.Prefix (default "idforge:seg:")
-//	factor       Config.Factor, ≥ 1 (default 10)
-//	reserve      Config.Reserve, ≥ 0 (default 0)
-//	retry_after  Config.RetryAfter (default 1s)
-//	tls          true: reach Redis over TLS
-//
-// Every other parameter is go-redis's (see redis.ParseURL). Unless the
-// URL sets them, the client dials once for at most 1 s, reads and writes
-// time out after 500 ms and a read is retried once; a script that writes
-// is never sent twice.
+// store, the durable store's URL, is required and opened by store.Open
+// with the same store.Options; prefix, factor, reserve and retry_after set
+// the Config fields of those names; tls=true reaches Redis over TLS. Every
+// other parameter is go-redis's (see redis.ParseURL). Unless the URL sets
+// them, the client dials once for at most 1 s, reads and writes time out
+// after 500 ms and a read is retried once; a script that writes is never
+// sent twice.
 //
 // # Design
 //
