@@ -25,15 +25,12 @@
 //	redis+sentinel://[:password@]s1:26379,s2:26379/mymaster?db=0&key=orders
 //	redis+cluster://[:password@]n1:6379,n2:6379?key=orders
 //
-//	key           the counter's key, required
-//	start         the first value when the key is created (default 1)
-//	create        create a missing key at open (default true)
-//	min_replicas  replicas that must have each write before its value is
-//	              handed out; default 1 for Sentinel and Cluster, 0 for a
-//	              single server
-//	wait_timeout  how long to wait for them (default 500ms)
-//
-// Every other parameter is go-redis's (see redis.ParseURL).
+// key is required. A missing key is created at open so that its first
+// value is start (default 1), or is an error with create=false.
+// min_replicas is how many replicas must have each write before its value
+// is handed out (default 1 for Sentinel and Cluster, 0 for a single
+// server), wait_timeout how long to wait for them (default 500ms). Every
+// other parameter is go-redis's (see redis.ParseURL).
 //
 // # Counter store
 //

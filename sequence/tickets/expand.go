@@ -110,25 +110,10 @@ func Status(ctx context.Context, servers []string) ([]ServerState, error) {
 // tickets ≡ p (mod newN). newN must equal the number of servers listed:
 // it guards against a list that silently lost or gained a server.
 //
-// # Why doing this by hand is a nightmare
-//
-// A server's tickets repeat its offset modulo its increment. Changing
-// the increment of a running server, or adding one, makes residue classes
-// overlap: 7 is 1 mod 2 (server 1 of 2) and 1 mod 3 (server 1 of 3) too.
-// The manual recipe is to start the new server "far enough" above the
-// others, re-stride the others one by one, and hope none of them reaches
-// the new start meanwhile, across every client that still uses the old
-// stride. With many servers that is a race with many runners.
-//
-// # What Expand does
-//
-// Each server keeps its configuration in a row of <table>_config (N, i,
-// base, ceiling, generation). Clients insert a ticket only while the
-// generation they were configured for is current (the REPLACE selects
-// from that row with a shared lock), and hand a ticket out only if it is
-// ≡ i (mod N), above base and, if there is a ceiling, at most it. A
-// configuration change takes the row's exclusive lock, so it waits for
-// the inserts in flight and every later insert sees it. The procedure:
+// A change of a server's configuration row (see the package
+// documentation) takes the row's exclusive lock, so it waits for the
+// inserts in flight, which hold it shared, and every later insert sees it.
+// The procedure:
 //
 //  1. Lock: take a named lock (GET_LOCK) on every server, so that two
 //     expansions cannot interleave; create the tables (and the failover
@@ -157,23 +142,16 @@ func Status(ctx context.Context, servers []string) ([]ServerState, error) {
 // inserts nothing and it reloads), and the client-side checks refuse any
 // ticket outside the configuration it was issued under.
 //
-// Availability: every server keeps issuing throughout, except one that
-// reaches its ceiling before it is switched (raise the headroom) and each
-// server for the moment its row is locked.
-//
-// Interrupted: if Expand stops part-way (crash, lost connection), every
-// state it leaves is safe, and running it again with the same list
-// finishes the job: the caps stay, and B also covers the bases an earlier
-// run chose, so a server capped by a run that is never finished is
-// still covered. Running it with newN equal to the current N and the
-// same servers does nothing; with only fresh servers, it configures them.
-//
-// Caveats: servers not configured by Expand (a Flickr set-up using
-// my.cnf's auto_increment_increment and clients that do not check the
-// configuration row) must have those clients stopped before Expand adopts
-// them. Clients list the servers they use: restart them with the new
-// list to use the new servers; until then they use the old ones, now
-// re-strided.
+// Every server keeps issuing throughout, except one that reaches its
+// ceiling before it is switched (raise the headroom) and each server while
+// its row is locked. If Expand stops part-way, every state it leaves is
+// safe, and running it again with the same list finishes the job (B also
+// covers the bases an earlier run chose). With newN equal to the current
+// N it does nothing; with only fresh servers, it configures them. Servers
+// a Flickr set-up configured by hand (my.cnf, clients that do not check
+// the configuration row) must have those clients stopped before Expand
+// adopts them; clients use the servers they list until restarted with
+// the new list.
 //
 // It returns an error wrapping idforge.ErrInvalidArgument when the list
 // is inconsistent (nothing is changed then), and otherwise the first
