@@ -1,95 +1,56 @@
 // Package idforge holds the contracts shared by every part of the idforge ID
-// issuer: the Generator interfaces that strategies implement, the store
-// interfaces that backends implement, key descriptions, the clock seam,
-// the sentinel errors callers test with errors.Is, and the one error
-// vocabulary (Code, codes.go) from which every transport and the client
-// take their HTTP statuses, gRPC codes and retry rules.
+// issuer: the Generator interfaces strategies implement, the Store
+// interfaces backends implement, Key and its limits (Key.Validate,
+// MaxCount), the Clock seam, the sentinel errors callers test with
+// errors.Is (errors.go), and the one error vocabulary (Code, codes.go)
+// from which every transport and the client take their HTTP statuses,
+// gRPC codes and retry rules.
+//
+// Within a key no value is ever issued twice (gaps are allowed); segment
+// IDs strictly increase per node; snowflake IDs are k-sorted by time; when
+// an ID cannot be issued the caller gets a specific error, never a guess.
 //
 // # Where each rule lives
 //
 // Every rule has one owner; change it there and every caller follows.
 //
-//   - idforge (this package): the contracts (Generator, Store, Key and its
-//     limits in Key.Validate, Clock), MaxCount (the most IDs or serials one
-//     request may ask for, on every transport), the sentinel errors
-//     (errors.go) and the one error vocabulary (codes.go: each Code's HTTP
-//     status, gRPC code and whether a retry may succeed).
-//   - segment: Leaf-style number segments claimed from a store, double
-//     buffered in memory, strictly increasing per node; adaptive step.
-//   - snowflake: 63-bit time + datacenter + worker + sequence IDs: layouts
-//     and presets, explain/make, the clock-rollback guard, the time fence.
-//   - timeid: UUIDv7 and ULID. serial: the serial-number template language
-//     and the proof that an accepted template never repeats a value.
-//     obfuscate: keyed permutations and string forms (base62, Sqids).
-//   - sequence: sources and per-period counters behind one small interface
-//     (redis, memcache, mongo, sqlrow, autoinc, tickets); sequence/compose: the
-//     bitwise load balancing and memory expansion over any of them.
-//   - worker: worker-ID providers and leases (static, file, k8s; etcd,
-//     zookeeper, redis, sql), the renewal with fencing, the local cache and
-//     Supervise, which keeps a generator on a live lease across losses;
-//     worker/internal/holder what the coordinated providers keep of this
-//     node (owner, logger, clock, cache) and the Redis and SQL lease flow,
-//     with its settings' defaults and checks; worker/internal/coord their
-//     URLs (hosts, dial_timeout) and times.
-//   - store: the backend registry; store/internal/sqlstore the one SQL
-//     store that store/mysql, store/postgres and store/sqlite are backends
-//     of; store/internal/claim what every database-backed
-//     store shares around a claim (retries and their backoff, the errors
-//     that answer about a key, open/closed state, per-call timeout, the
-//     hand-back of a range); store/mongo (MongoDB, single-document atomic updates);
-//     store/redis (Redis in front of one of them); store/memstore for
-//     tests; store/storetest the conformance suite every backend runs.
-//   - issuer: routes a key to its strategy, applies formats and plugins;
-//     plugin: interceptors around every issue and the registry of kinds.
-//   - node: assembles a whole node (data directory, store, worker lease,
-//     generator, sources, plugins, issuer, metrics) from plain Settings, for
-//     the binary and for Go programs that embed idforge. datadir: the
-//     node's locked directory and time fence. metrics: Prometheus.
-//   - server/httpapi, server/grpcapi, server/compat (Leaf, Tinyid, Vesta
-//     endpoints), server/ui (the admin page); auth: tokens and rights;
-//     client: the Go client with local caching and fail-over.
-//   - api: the API descriptions, the gRPC service's protocol buffers and
-//     openapi.json (OpenAPI 3.1 of the whole HTTP API, served at
-//     /openapi.json; its error codes generated from codes.go);
-//     internal/httpmux: the router that lets tests walk the real routes.
-//   - internal/registry: the one scheme registry behind store, worker and
-//     sequence; internal/dsn: URL parsing, typed query parameters and
-//     password redaction;
-//     internal/redisconn: the go-redis client of a Redis URL (single,
-//     Sentinel, Cluster) and the WAIT for replicas before values are
-//     handed out; internal/mongoconn: the MongoDB client of a URL, its
-//     majority concerns and which errors are transient; internal/sqldb: SQL's one owner (the pool of a URL and
-//     its defaults, each engine's dialect and error meanings, the
-//     failover fence idforge_fence that keeps claims off a promoted
-//     replica until `idforge keys repair`), with one sub-package per
-//     engine, the only importer of its driver; internal/fingerprint: the guard against
-//     changes that could repeat values (layout, balanced members, expansion
-//     bits, key formats, obfuscate plugins), fingerprints recorded at first
-//     use; internal/httperr and internal/grpcerr:
-//     the error answer of every transport; internal/httpwire: the JSON
-//     API's answers and query parameters, as server/httpapi writes them
-//     and client reads them; internal/grpcwire: the same for the gRPC
-//     API's messages (the key strategies of its enum); internal/errctx: how context is added to
-//     an error; internal/wait, internal/atomicmax: the context-aware sleep
-//     and the forward-only high-water mark; internal/cacheline: the
-//     padding that keeps a hot counter on a cache line of its own;
-//     internal/closeonce: the
-//     idempotent Close, and the client an opener makes from a URL
-//     (closed by what was built on it, or at once when that fails);
-//     internal/testclock: the clock an end-to-end test moves in the
-//     binary's test builds.
-//   - verify: the cluster checker in the spirit of Jepsen's unique-ids
-//     workload (no value twice, segment IDs increasing per client, distinct
-//     snowflake workers, serials of their template) and its compact sets
-//     of seen values; `idforge verify` is its command line.
-//   - cmd/idforge: flags, the config file and the commands, wired onto node.
+//   - Strategies: segment (Leaf-style segments, double buffered, adaptive
+//     step, global order), snowflake (layouts, the clock-rollback guard,
+//     the time fence), timeid (UUIDv7, ULID, UUIDv4), serial (the template
+//     language and its uniqueness proof), obfuscate (keyed permutations
+//     and text forms).
+//   - Stores: store (the registry); store/internal/sqlstore, the one SQL
+//     store behind store/mysql, store/postgres and store/sqlite;
+//     store/internal/claim, what every database store does around a claim;
+//     store/mongo; store/redis (Redis in front of another store);
+//     store/memstore and store/storetest for tests.
+//   - sequence: sources and per-period counters (sequence/redis, memcache,
+//     mongo, sqlrow, autoinc, tickets); sequence/compose, bitwise load
+//     balancing and memory expansion over any of them.
+//   - worker: worker-ID providers and leases, renewal with fencing, the
+//     local cache and Supervise (worker/etcd, zookeeper, redis, sql;
+//     worker/internal/holder and coord, what they share).
+//   - One owner per technology: internal/sqldb (SQL: pools, dialects,
+//     error classification, the fail-over fence idforge_fence; one
+//     sub-package per engine, the only importer of its driver),
+//     internal/redisconn (Redis URLs, topologies and WAIT),
+//     internal/mongoconn (MongoDB URLs, majority concerns, transient
+//     errors), internal/dsn (URL parameters and password redaction).
+//   - issuer routes a key to its strategy and applies formats, plugins
+//     (plugin) and quotas (quota); internal/fingerprint refuses changes
+//     that could repeat values; node assembles a whole node (datadir,
+//     store, worker lease, generator, sources, issuer, metrics) from plain
+//     Settings, for the binary and for programs that embed idforge.
+//   - Transports: server/httpapi (with Leaf's endpoints), server/grpcapi,
+//     server/compat (Tinyid, Vesta), server/ui; internal/httperr, the
+//     error answer over HTTP; auth (tokens, rights, TLS); api (the
+//     protocol buffers and openapi.json); client (the Go client).
+//   - verify (the cluster checker) and doctor (what will hurt later),
+//     the commands `idforge verify` and `idforge doctor`; cmd/idforge,
+//     flags, the config file and the commands, wired onto node.
 //
-// Backends register themselves by URL scheme; only the idforge binary
-// relies on the registries. A Go program that embeds idforge builds the
+// The other internal packages are small helpers named for what they do.
+// Backends register themselves by URL scheme with internal/registry, and
+// only the binary relies on the registries: a Go program builds the
 // backend it wants and passes it in, or calls node.Open.
-//
-// The guarantees every part keeps: within a key no value is ever issued
-// twice (gaps are allowed); segment keys strictly increase per node;
-// snowflake IDs are k-sorted by time; when an ID cannot be issued the caller
-// gets a specific error, never a guess.
 package idforge

@@ -29,8 +29,7 @@ type Client interface {
 	// for a uuidv7, ulid or uuidv4 key, which issues no integers; the key's
 	// configured text format (decimal when it has none) for a key of
 	// integer IDs. Counts are checked as NextN's, and fewer come back
-	// when NextN's would. WithRangeCache does not
-	// cache them.
+	// when NextN's would. WithRangeCache does not cache them.
 	NextStrings(ctx context.Context, key string, n int) ([]string, error)
 	// NextSerial returns n serial numbers (n ≥ 1, at most idforge.MaxCount; fewer
 	// when the template's width= runs out within the batch) of the serial
@@ -56,22 +55,15 @@ type Client interface {
 	//		use(ids) // the caller's to keep
 	//	}
 	//
-	// Over gRPC it is consecutive calls of the IDForge Stream method in
-	// the ranges form, 256 batches each, the server issuing each message
-	// as the previous one is sent (HTTP/2 flow control keeps it a window
-	// ahead of a slow reader, within the call); over
-	// HTTP it is one GET /v1/ids/{key}?form=ranges per batch. Either way a
-	// batch comes as a few ranges, not a number per ID, and is expanded
-	// here into the slice handed out (a server older than the gRPC form
-	// sends the IDs, which are taken as they are); embedded, one NextN per
-	// batch. Each
-	// batch holds 1 to batch IDs (fewer as NextN's). A node that fails
-	// mid-stream is set aside and the stream goes on on the next node, as
-	// a call fails over (see the package doc); an error that another node
-	// would answer the same way, or ctx ending, ends it with one last
-	// iteration carrying the error. IDs the server issued that the caller
-	// never received are lost (a gap, never a duplicate). Breaking out of
-	// the loop ends the stream. WithRangeCache does not change Stream.
+	// Over gRPC it is calls of the IDForge Stream method in the ranges
+	// form, 256 batches each; over HTTP one GET /v1/ids/{key}?form=ranges
+	// per batch; embedded, one NextN per batch. Each batch holds 1 to
+	// batch IDs (fewer as NextN's). A node that fails mid-stream is set
+	// aside and the stream goes on on the next, as a call fails over; an
+	// error another node would answer the same way, or ctx ending, ends
+	// it with one last iteration carrying the error. IDs issued but never
+	// received are a gap. Breaking out of the loop ends the stream;
+	// WithRangeCache does not change it.
 	Stream(ctx context.Context, key string, batch int) iter.Seq2[[]int64, error]
 	// Key returns a generator of key's IDs over this client.
 	Key(key string) idforge.BatchGenerator

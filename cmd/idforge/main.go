@@ -1,21 +1,8 @@
-// Command idforge is the idforge ID issuer: an HTTP server, and commands
-// that issue and explain IDs against a local data directory.
-//
-//	idforge serve                 run the server (SQLite in ./idforge-data)
-//	idforge next KEY [-n N]       issue IDs without a server
-//	idforge explain ID            decode a snowflake ID (--source S: a date-packed number)
-//	idforge make --time T …       forge a snowflake ID from its fields
-//	idforge keys create|list      manage keys
-//	idforge keys update|retire    change or retire a key
-//	idforge keys repair --floor N put a store back into service after a fail-over
-//	idforge layouts               list the snowflake layout presets
-//	idforge migrate               create or upgrade the store's schema
-//	idforge serial NAME           issue serial numbers; serial check TEMPLATE explains one
-//	idforge tickets status|expand show or grow a set of ticket servers
-//	idforge verify URL…           check a running cluster's answers (package verify)
-//	idforge doctor                list what in the configuration and store will hurt later
-//	idforge config check FILE     check a config file as serve would, opening nothing
-//	idforge version               print the version
+// Command idforge is the idforge ID issuer: `idforge serve` runs a node
+// (an HTTP server, gRPC when asked), and the other commands issue,
+// explain and administer IDs against a data directory or a store.
+// `idforge help` lists them; docs/configuration.md documents every
+// command, flag and setting.
 package main
 
 import (

@@ -1,12 +1,6 @@
-// Package deploytest tests idforge's Kubernetes deployment files with the
-// tools themselves: it renders the Helm chart (deploy/helm/idforge) with
-// Helm's own Go packages for every documented values file, lints it, and
-// builds the Kustomize base and overlays (deploy/kubernetes) with
-// Kustomize's; every rendered object is decoded strictly into the
-// Kubernetes API types (an unknown or duplicate field fails), and the
-// properties a safe deployment depends on are asserted.
-//
-// It is a module of its own so that idforge's go.mod gains no Helm or
-// Kubernetes dependencies; the main module's TestDeployModule
-// (deploy/deploy_module_test.go) runs it.
+// Package deploytest renders idforge's Helm chart and Kustomize overlays
+// with Helm's and Kustomize's own Go packages, decodes every object
+// strictly into the Kubernetes API types and asserts the properties a safe
+// deployment depends on. It is a module of its own, so that idforge's
+// go.mod gains no Helm or Kubernetes dependencies.
 package deploytest

@@ -1,24 +1,13 @@
-// Command ferretdb is the MongoDB-compatible server idforge's tests of the
-// mongodb store and sequence source run against: FerretDB, a MongoDB
-// wire-protocol server written in Go, embedded with its SQLite handler,
-// so that no MongoDB binary (which Debian does not package) is needed.
-// It lives in a module of its own to keep FerretDB's dependencies out of
-// idforge's go.mod. .ci/run builds and starts it when nothing answers on
-// 127.0.0.1:27017; on a development machine:
-//
-//	cd tools/ferretdb && go run . -listen 127.0.0.1:27017 -dir /tmp/idforge-ferretdb &
-//
-// It serves until it receives SIGINT or SIGTERM. It is a test fixture,
-// not a way to run idforge in production: use MongoDB (a replica set)
-// there.
-//
-// FerretDB 1.x applies findAndModify and update as a read of the matching
-// document followed by a write of the whole document, so two concurrent
-// $inc on one document can both read the same value: a lost update, which
-// for idforge would be an ID issued twice. MongoDB applies each to its
-// document atomically. This server therefore puts FerretDB behind a front
-// that runs one command at a time, for all connections together, which
-// gives the tests MongoDB's single-document atomicity (and more).
+// Command ferretdb is the MongoDB wire-protocol server the tests of
+// idforge's MongoDB store and sources run against (DEVELOPERS.md says how
+// to start it): FerretDB embedded with its SQLite handler, in a module of
+// its own to keep its dependencies out of idforge's go.mod. A test
+// fixture, not a production server. FerretDB 1.x applies findAndModify
+// and update as a read then a write of the whole document, so two
+// concurrent $inc could read the same value; this server therefore runs
+// one command at a time, for all connections together, which gives the
+// tests MongoDB's single-document atomicity. It serves until SIGINT or
+// SIGTERM.
 package main
 
 import (
