@@ -42,8 +42,8 @@ type Settings = sqldb.Settings
 // Its methods are those of idforge.Store, idforge.SegmentReturner,
 // idforge.Migrator and idforge.SerialStore, as those interfaces and the
 // package documentation describe them: CreateKey takes a named server
-// lock (GET_LOCK) per name, ClaimSegment is Leaf's UPDATE then SELECT in
-// one transaction, and Close makes later calls fail with
+// lock (GET_LOCK) per name, a claim is one UPDATE (see the package
+// documentation), and Close makes later calls fail with
 // idforge.ErrClosed.
 type Store struct {
 	*shared
