@@ -11,19 +11,17 @@
 // returns to any one caller goroutine strictly increase. An Allocator is
 // safe for concurrent use.
 //
-// The next segment is claimed in the background once Settings.PrefetchAt
-// of the current one is used, or earlier while the values left would not
-// outlast twice the slowest recent claim, so callers wait for the store
-// only at a cold start. Each claim is sized to last TargetDuration at the
-// rate measured over the last two segments (and SurviveOutage at the
-// recent peak), never shorter than twice the slowest recent claim at that
-// rate, bounded by MinStep, MaxStep and the key's room below
-// math.MaxInt64, and at most 4× the previous claim unless the slowest
-// claim needs more. When the store fails, the Allocator issues from its
-// buffers and retries with backoff; once they are empty calls fail at
-// once with an error wrapping idforge.ErrUnavailable, and issuing resumes
-// by itself when a claim succeeds. NextInto and AppendRangesBelow issue in
-// bulk at a cost that does not grow with the count.
+// The next segment is claimed in the background before the current one
+// runs out. Each claim is sized to last TargetDuration at the measured
+// rate (and SurviveOutage at the recent peak), at least twice the slowest
+// recent claim, within MinStep, MaxStep and the key's room, and at most 4×
+// the previous claim unless the slowest claim needs more, so callers wait
+// for the store only at a cold start. When the store fails, the Allocator
+// issues from its buffers and retries with backoff; once they are empty
+// calls fail at once with an error wrapping idforge.ErrUnavailable, and
+// issuing resumes by itself when a claim succeeds. NextInto and
+// AppendRangesBelow issue in bulk at a cost that does not grow with the
+// count.
 //
 // # Global order
 //

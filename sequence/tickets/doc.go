@@ -14,12 +14,10 @@
 // session sets auto_increment_increment and auto_increment_offset from
 // it (the server variables are left alone, so the databases of one MySQL
 // server can be separate ticket servers). A ticket is one REPLACE … SELECT
-// that inserts only while the configuration the session was set up for
-// (gen) is current, and only while the failover fence idforge_fence names
-// the server it runs on; its LAST_INSERT_ID comes back in the reply. When
-// it inserts nothing the client reloads the row and tries again. A client
-// hands out only tickets of its configuration's residue, above base and
-// within the ceiling.
+// that inserts only while the configuration the session was set up for is
+// current and the failover fence idforge_fence names the server it runs
+// on (see Source.Next); a client hands out only tickets of its
+// configuration's residue, above base and within the ceiling.
 //
 // Importing the package registers "tickets+mysql" with sequence.Open:
 //
