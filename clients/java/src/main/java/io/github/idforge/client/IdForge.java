@@ -67,6 +67,9 @@ public final class IdForge implements AutoCloseable {
      *     {@code space_exhausted}, {@code unavailable}, ...
      */
     public long nextId(String key) {
+        if (remote.closed) {
+            throw Remote.closedError();
+        }
         if (cache != null) {
             RangeCache.KeyCache kc = cache.lookup(key);
             if (kc != null) {
@@ -86,6 +89,9 @@ public final class IdForge implements AutoCloseable {
      * smaller than the cache's comes from the cache.
      */
     public long[] nextIds(String key, int n) {
+        if (remote.closed) {
+            throw Remote.closedError();
+        }
         checkKey(key);
         checkCount(n);
         if (cache != null && n < cache.batch) {
