@@ -30,7 +30,9 @@ if [[ " ${which[*]} " == *" java "* ]] && { ! command -v javac >/dev/null || [ !
 fi
 
 echo "building idforge"
-(cd "$root" && go build -o "$work/idforge" ./cmd/idforge)
+# As a release builds it (scripts/release.sh), so that a run of both
+# compiles the packages once.
+(cd "$root" && CGO_ENABLED=0 go build -tags grpcnotrace -trimpath -o "$work/idforge" ./cmd/idforge)
 export IDFORGE_BINARY="$work/idforge" IDFORGE_CONFORMANCE="$root/clients/conformance"
 
 for lang in "${which[@]}"; do

@@ -22,9 +22,11 @@ import (
 	"github.com/idforge/idforge/internal/errctx"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; without
-// it the module version from the build info is used.
-var version = ""
+// version, commit and date describe the build. scripts/release.sh stamps
+// them with -ldflags "-X main.version=0.1.0 -X main.commit=… -X
+// main.date=…" (the date is the commit's, so that a release builds the
+// same twice); a plain go build or go run takes what the build info has.
+var version, commit, date string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -94,7 +96,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case c != nil:
 		err = c(ctx, args[1:], stdout, stderr, getenv)
 	case cmd == "version":
-		fmt.Fprintln(stdout, "idforge", versionString())
+		fmt.Fprintln(stdout, "idforge", versionLine())
 	case cmd == "help" || cmd == "-h" || cmd == "-help" || cmd == "--help":
 		fmt.Fprint(stdout, usage)
 	default:
@@ -133,14 +135,46 @@ func errorLine(err error) string {
 // own, before any other (see errctx.In).
 var inContext = errctx.In
 
+// versionString returns the version: the stamped one, else the module's
+// from the build info (go install …@v0.1.0), else "dev".
 func versionString() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return "(devel)"
+	return "dev"
+}
+
+// versionLine is what idforge version prints after "idforge": the
+// version, the commit and the build date, each stamped or, in a plain go
+// build, from the build info's VCS stamp ("unknown" without one, as in go
+// run or -buildvcs=false).
+func versionLine() string {
+	rev, at, modified := commit, date, false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			switch {
+			case s.Key == "vcs.revision" && rev == "":
+				rev = s.Value
+			case s.Key == "vcs.time" && at == "":
+				at = s.Value
+			case s.Key == "vcs.modified":
+				modified = s.Value == "true" && commit == ""
+			}
+		}
+	}
+	if rev == "" {
+		rev = "unknown"
+	}
+	if modified {
+		rev += "+dirty"
+	}
+	if at == "" {
+		at = "unknown"
+	}
+	return fmt.Sprintf("%s (commit %s, built %s)", versionString(), rev, at)
 }
 
 // newFlagSet returns a flag set that reports errors instead of exiting.

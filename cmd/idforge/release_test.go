@@ -13,9 +13,9 @@ import (
 // captures its build tags.
 var releaseBuild = regexp.MustCompile(`CGO_ENABLED=0 go build -tags (\S+) -trimpath -ldflags "-s -w`)
 
-// TestReleaseBuild checks the release build (the Dockerfile's, and the
-// command docs/operating.md and its translation give under "Packaging"): both
-// use the same tags, and with them the binary links none of the packages
+// TestReleaseBuild checks the release build (the Dockerfile's,
+// scripts/release.sh's, and the command docs/operating.md and its
+// translation give under "Packaging"): all use the same tags, and with them the binary links none of the packages
 // that undo the linker's dead-code elimination of methods. text/template
 // (html/template, and golang.org/x/net/trace, which grpc-go imports
 // unless built with grpcnotrace, on top of it) calls methods by name
@@ -31,7 +31,7 @@ func TestReleaseBuild(t *testing.T) {
 		t.Fatalf("the Dockerfile has no line matching %s", releaseBuild)
 	}
 	tags := string(m[1])
-	for _, readme := range []string{"../../docs/operating.md", "../../docs/zh-CN/operating.md"} {
+	for _, readme := range []string{"../../docs/operating.md", "../../docs/zh-CN/operating.md", "../../scripts/release.sh"} {
 		text, err := os.ReadFile(readme)
 		if err != nil {
 			t.Fatal(err)

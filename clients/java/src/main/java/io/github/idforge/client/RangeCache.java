@@ -139,14 +139,29 @@ final class RangeCache {
         }
     }
 
-    /** key's cache when key is a segment key, null otherwise (a call goes to the server). */
+    /**
+     * key's cache when key is a segment key, null otherwise (a call goes to
+     * the server). Kept small, so that it inlines into the hot path; the
+     * first use of a key goes to decide.
+     */
     KeyCache lookup(String key) {
         KeyCache kc = keys.get(key);
-        if (kc != null && kc.state != KeyCache.UNDECIDED) {
-            return kc.state == KeyCache.CACHED ? kc : null;
+        if (kc != null) {
+            int state = kc.state;
+            if (state == KeyCache.CACHED) {
+                return kc;
+            }
+            if (state == KeyCache.DIRECT) {
+                return null;
+            }
         }
+        return decide(key);
+    }
+
+    /** Asks a node for key's strategy, once per key. */
+    private KeyCache decide(String key) {
         IdForge.checkKey(key);
-        kc = keys.computeIfAbsent(key, k -> new KeyCache(k, batch));
+        KeyCache kc = keys.computeIfAbsent(key, k -> new KeyCache(k, batch));
         synchronized (kc) {
             if (kc.state == KeyCache.UNDECIDED) {
                 String strategy;

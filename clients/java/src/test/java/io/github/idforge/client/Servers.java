@@ -64,8 +64,15 @@ public final class Servers implements AutoCloseable {
     public final List<Node> nodes = new ArrayList<>();
     private final Path dir;
 
+    private final Thread reaper = new Thread(this::killAll, "idforge-nodes-reaper");
+
     private Servers(Path dir) {
         this.dir = dir;
+        Runtime.getRuntime().addShutdownHook(reaper); // a JVM stopped by a signal leaves no node behind
+    }
+
+    private void killAll() {
+        nodes.forEach(Node::kill);
     }
 
     /** The directory of the conformance suite (IDFORGE_CONFORMANCE, default ../conformance). */
@@ -176,7 +183,12 @@ public final class Servers implements AutoCloseable {
     /** Kills every node and removes their files. */
     @Override
     public void close() {
-        nodes.forEach(Node::kill);
+        killAll();
+        try {
+            Runtime.getRuntime().removeShutdownHook(reaper);
+        } catch (IllegalStateException shuttingDown) {
+            // the hook runs anyway
+        }
         try (Stream<Path> files = Files.walk(dir)) {
             files.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
         } catch (IOException ignored) {
