@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/e2e"
@@ -203,7 +204,9 @@ func confClient(t *testing.T, c confCase, nodes *confNodes, transport string) Cl
 // confCall runs the case's calls and returns every value they returned,
 // as decimal or serial strings, and the error of the last call.
 func confCall(t *testing.T, cl Client, c confCase, nodes *confNodes) ([]string, error) {
-	ctx := testCtx(t)
+	// Generous: a load case takes 20,000 IDs from -race nodes on a busy machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	if c.Op == "load" {
 		return confLoad(ctx, cl, c, nodes)
 	}

@@ -15,7 +15,8 @@ var releaseBuild = regexp.MustCompile(`CGO_ENABLED=0 go build -tags (\S+) -trimp
 
 // TestReleaseBuild checks the release build (the Dockerfile's,
 // scripts/release.sh's, and the command docs/operating.md and its
-// translation give under "Packaging"): all use the same tags, and with them the binary links none of the packages
+// translation give under "Packaging"): all use the same tags, and with
+// them the binary links none of the packages
 // that undo the linker's dead-code elimination of methods. text/template
 // (html/template, and golang.org/x/net/trace, which grpc-go imports
 // unless built with grpcnotrace, on top of it) calls methods by name
