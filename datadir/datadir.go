@@ -5,9 +5,9 @@
 // A data directory belongs to one process at a time. Open takes an
 // exclusive lock on it, so a second server, or the CLI while a server runs,
 // is refused with idforge.ErrLocked instead of issuing duplicates from a
-// shared identity. The lock is an advisory flock(2) held on a file; the
-// kernel drops it when the process dies, so a crashed node never leaves a
-// stale lock behind.
+// shared identity. The lock is an advisory flock(2) held on a file
+// (LockFileEx on Windows); the kernel drops it when the process dies, so a
+// crashed node never leaves a stale lock behind.
 package datadir
 
 import (
@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -53,10 +52,10 @@ func Open(path string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data directory lock: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockFile(f); err != nil {
 		holder, _ := os.ReadFile(lockPath)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		if errors.Is(err, errHeld) {
 			who := "another process"
 			if pid := strings.TrimSpace(string(holder)); pid != "" {
 				who = "process " + pid
@@ -66,7 +65,7 @@ func Open(path string) (*Dir, error) {
 		return nil, fmt.Errorf("data directory lock %s: %w", lockPath, err)
 	}
 	// Record who holds the lock, for the message above. The lock itself is
-	// the flock, not the content.
+	// the file lock, not the content.
 	if err := f.Truncate(0); err == nil {
 		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
@@ -88,7 +87,7 @@ func (d *Dir) Close() error {
 		return nil
 	}
 	d.lock.Truncate(0)
-	err := d.lock.Close() // closing the descriptor drops the flock
+	err := d.lock.Close() // closing the descriptor drops the lock
 	d.lock = nil
 	return err
 }

@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -162,7 +161,7 @@ func (d *doctor) checkDataDir() {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		parent := filepath.Dir(filepath.Clean(dir))
-		if syscall.Access(parent, 2 /* W_OK */) != nil {
+		if !writable(parent) {
 			d.add(Fail, "data-dir", fmt.Sprintf("create it: mkdir -m 700 %s (as the user idforge runs as)", dir),
 				"%s does not exist and %s is not writable, so serve cannot create it", dir, parent)
 			return
@@ -179,7 +178,7 @@ func (d *doctor) checkDataDir() {
 	}
 	mode := st.Mode().Perm()
 	switch {
-	case syscall.Access(dir, 2 /* W_OK */) != nil:
+	case !writable(dir):
 		d.add(Fail, "data-dir", fmt.Sprintf("chown the directory to the user idforge runs as, then chmod 700 %s", dir),
 			"%s (%s) is not writable by this user: the node cannot keep its lock, worker ID or time fence", dir, mode)
 	case mode&0o002 != 0:
