@@ -54,6 +54,7 @@ class IdForgeTest {
         final int threads = 16;
         final int perThread = 4000;
         try (IdForge ids = client().rangeCache(50).build()) {
+            IdForge.Key handle = ids.key("conf-cache");
             List<long[]> got = Collections.synchronizedList(new ArrayList<>());
             List<Throwable> errors = Collections.synchronizedList(new ArrayList<>());
             List<Thread> ts = new ArrayList<>();
@@ -67,8 +68,10 @@ class IdForgeTest {
                                 for (long id : ids.nextIds("conf-cache", 3)) {
                                     mine[i++] = id;
                                 }
-                            } else {
+                            } else if (which % 2 == 0) {
                                 mine[i++] = ids.nextId("conf-cache");
+                            } else {
+                                mine[i++] = handle.nextId(); // the same cache, without the lookup
                             }
                         }
                     } catch (Throwable e) {

@@ -3,6 +3,7 @@ package io.github.idforge.example;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.github.idforge.client.IdForge;
 import io.github.idforge.client.Servers;
 import java.io.StringWriter;
 import java.net.URI;
@@ -41,11 +42,14 @@ class DocsTest {
                 });
             }
             assertEquals(1, sources.size(), doc + ": Java programs");
+            // The client's classes where the test runs them from (the console
+            // launcher's -cp is not java.class.path).
+            String client = Path.of(IdForge.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
             JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
             Path out = Files.createTempDirectory("idforge-docs");
             StringWriter errors = new StringWriter();
             boolean ok = javac.getTask(errors, null, null,
-                    List.of("--release", "11", "-d", out.toString(), "-cp", System.getProperty("java.class.path")),
+                    List.of("--release", "11", "-d", out.toString(), "-cp", client),
                     null, sources).call();
             assertTrue(ok, doc + ": " + errors);
             try (var files = Files.walk(out)) {
