@@ -73,6 +73,9 @@ type confCase struct {
 const confToken = "conformance-issue"
 
 func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary: not with -short")
+	}
 	files, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no conformance files in %s: %v", conformanceDir, err)
