@@ -351,7 +351,10 @@ class _RangeCache:
                 if kc is None:
                     answer = self.remote.call(lambda n, t: self.remote.get(n, f"/v1/keys/{key}", t))
                     path = f"/v1/ids/{key}?count={self.batch}&form=ranges"
-                    kc = self.keys[key] = _KeyCache(path, answer.get("strategy") == "segment")
+                    # IDs of a key in global order, cached here, would be
+                    # handed out after other clients got higher ones.
+                    cacheable = answer.get("strategy") == "segment" and answer.get("order") != "global"
+                    kc = self.keys[key] = _KeyCache(path, cacheable)
         return kc if kc.cached else None
 
     def take(self, kc: _KeyCache, n: int) -> List[int]:
@@ -451,8 +454,8 @@ class IdForge:
     attempt and retry included; ``retries`` is how many times a failed call is
     retried on the next node (only failures another node may not have: no
     answer, or a retryable code); 0 turns fail-over off. ``range_cache``
-    (a batch size, 1 to MAX_COUNT) caches IDs of segment keys in the client,
-    the next block fetched in the background once ``refill_at`` of a block is
+    (a batch size, 1 to MAX_COUNT) caches IDs of segment keys in the client
+    (not those in global order), the next block fetched in the background once ``refill_at`` of a block is
     left. A client is safe for use by any number of threads: make one per
     process and share it.
     """

@@ -353,8 +353,9 @@ public final class IdForge implements AutoCloseable {
          * memory; the next block is fetched in the background once refillAt
          * (0 &lt; refillAt &lt; 1) of the block is left. Choose batch so that
          * refillAt·batch IDs last longer than a round trip at the peak rate.
-         * Snowflake keys, serials and keys of other strategies are never
-         * cached. Cached IDs are lost when the client closes (gaps).
+         * Snowflake keys, segment keys in global order, serials and keys of
+         * other strategies are never cached. Cached IDs are lost when the
+         * client closes (gaps).
          */
         public Builder rangeCache(int batch, double refillAt) {
             if (batch < 1 || batch > MAX_COUNT) {

@@ -20,8 +20,8 @@ import java.util.concurrent.TimeUnit;
  * handed out once: a block's IDs are claimed by an atomic index, and a block
  * is replaced only once that index has passed its end. IDs cached when the
  * client closes or the process dies are lost: gaps, never duplicates.
- * Keys other than segment keys (asked once per key with
- * {@code GET /v1/keys/{key}}) are not cached.
+ * Keys other than segment keys, and segment keys in global order (asked
+ * once per key with {@code GET /v1/keys/{key}}), are not cached.
  */
 final class RangeCache {
     /** How long a failed background fetch keeps the next from starting while IDs are left. */
@@ -164,15 +164,17 @@ final class RangeCache {
         KeyCache kc = keys.computeIfAbsent(key, k -> new KeyCache(k, batch));
         synchronized (kc) {
             if (kc.state == KeyCache.UNDECIDED) {
-                String strategy;
+                Map<String, Object> a;
                 try {
-                    Map<String, Object> a = remote.call((n, t) -> remote.getObject(n, "/v1/keys/" + key, t));
-                    strategy = String.valueOf(a.get("strategy"));
+                    a = remote.call((n, t) -> remote.getObject(n, "/v1/keys/" + key, t));
                 } catch (IdForgeException e) {
                     keys.remove(key, kc); // an unknown key leaves nothing behind
                     throw e;
                 }
-                kc.state = "segment".equals(strategy) ? KeyCache.CACHED : KeyCache.DIRECT;
+                // IDs of a key in global order, cached here, would be handed
+                // out after other clients got higher ones.
+                boolean cacheable = "segment".equals(a.get("strategy")) && !"global".equals(a.get("order"));
+                kc.state = cacheable ? KeyCache.CACHED : KeyCache.DIRECT;
             }
         }
         return kc.state == KeyCache.CACHED ? kc : null;
