@@ -89,15 +89,29 @@ type entry struct {
 	gen      idforge.BatchGenerator // keys of int64 IDs
 	str      timeid.Generator       // keys of strings: uuidv7, ulid, uuidv4
 	alloc    *segment.Allocator     // segment keys only
-	// retired, when set, is what the key answers: it was retired
-	// (RetireKey), and nothing else of the entry is set.
-	retired error
+	// retired, once set, is what the key answers: it was retired
+	// (RetireKey, or Refresh saw it retired). It is set on the entry in
+	// place, so that every holder of the entry (a request that resolved
+	// it, a serial template drawing from it) stops at once.
+	retired atomic.Pointer[error]
 	// limit is the largest raw ID the key can issue through its stages
 	// (its format's permutation, plugins that permute), limitBy what sets
 	// it; math.MaxInt64 and "" when only int64 bounds it. See limitOf.
 	limit   int64
 	limitBy string
 }
+
+// retiredErr returns what a retired key answers; nil while it is live.
+func (e *entry) retiredErr() error {
+	if p := e.retired.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// retire makes the entry answer err from now on (the first retirement's
+// error stays).
+func (e *entry) retire(err error) { e.retired.CompareAndSwap(nil, &err) }
 
 // checkCount refuses a count of IDs below 1 with an error wrapping
 // idforge.ErrInvalidCount.
@@ -165,8 +179,8 @@ var errNoSnowflake = fmt.Errorf("%w: this node runs no snowflake generator", idf
 // a restart.
 func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 	if e, ok := i.lookup(key); ok {
-		if e.retired != nil {
-			return nil, e.retired
+		if err := e.retiredErr(); err != nil {
+			return nil, err
 		}
 		return e, nil
 	}
@@ -200,12 +214,12 @@ func (i *Issuer) resolve(ctx context.Context, key string) (*entry, error) {
 			if e, err = i.newEntry(ctx, k, def); err != nil {
 				return nil, err
 			}
-			e = applyKeyDef(key, e, def)
+			applyKeyDef(key, e, def)
 		}
 		i.keys.store(key, e)
 	}
-	if e.retired != nil {
-		return nil, e.retired
+	if err := e.retiredErr(); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
@@ -300,9 +314,7 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 		if e.alloc != nil {
 			e.alloc.SetStoredStep(k.Step)
 		}
-		if next := applyKeyDef(name, e, defs[name]); next != e {
-			i.keys.store(name, next)
-		}
+		applyKeyDef(name, e, defs[name])
 	}
 	i.keys.remove(drop)
 	for name, k := range inStore {
@@ -310,7 +322,8 @@ func (i *Issuer) Refresh(ctx context.Context) error {
 			continue // without definitions, a segment key's order is not known: set up on first use
 		}
 		if e, err := i.newEntry(ctx, k, defs[name]); err == nil {
-			i.keys.store(name, applyKeyDef(name, e, defs[name]))
+			applyKeyDef(name, e, defs[name])
+			i.keys.store(name, e)
 		}
 	}
 	for _, e := range removed {
@@ -477,10 +490,17 @@ func (i *Issuer) NextSegment(ctx context.Context, key string) (int64, error) {
 }
 
 // NextSnowflake returns one ID from the node's snowflake generator. key
-// only names the call for plugins (Leaf's snowflake endpoint takes any).
+// names the call for plugins: Leaf's snowflake endpoint takes any name,
+// but not the name of a retired key, which issues nothing more here
+// either.
 func (i *Issuer) NextSnowflake(ctx context.Context, key string) (int64, error) {
 	if i.snow == nil {
 		return 0, errNoSnowflake
+	}
+	if e, ok := i.lookup(key); ok {
+		if err := e.retiredErr(); err != nil {
+			return 0, err
+		}
 	}
 	return i.one(ctx, key, i.withLimit(key, &entry{strategy: idforge.StrategySnowflake, gen: i.snow}))
 }

@@ -180,23 +180,20 @@ func (i *Issuer) checkClaim(ctx context.Context, key string) error {
 }
 
 // applyKeyDef brings e, the entry of key, in line with its definition:
-// a retired key's entry becomes one that answers errRetired (its
-// allocator retired, dropping what it buffered), a live key's allocator
-// takes its bounds. It returns the entry to keep.
-func applyKeyDef(key string, e *entry, def keyDef) *entry {
-	if e.retired != nil {
-		return e
-	}
-	if def.retired {
+// a retired key's entry answers errRetired from now on (its allocator
+// retired, dropping what it buffered), a live key's allocator takes its
+// bounds.
+func applyKeyDef(key string, e *entry, def keyDef) {
+	switch {
+	case e.retiredErr() != nil:
+	case def.retired:
 		if e.alloc != nil {
 			e.alloc.Retire(errRetired(key))
 		}
-		return &entry{strategy: e.strategy, retired: errRetired(key)}
-	}
-	if e.alloc != nil {
+		e.retire(errRetired(key))
+	case e.alloc != nil:
 		e.alloc.SetBounds(def.bounds.MinStep, def.bounds.MaxStep)
 	}
-	return e
 }
 
 // UpdateKey changes a key's step, description and own adaptive-step
@@ -327,25 +324,32 @@ func (i *Issuer) RetireKey(ctx context.Context, name string) error {
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return err
 	}
-	if _, err := i.store.Key(ctx, name); err != nil {
+	k, err := i.store.Key(ctx, name)
+	if err != nil {
 		return storeErr(err)
 	}
 	ds := i.definitions()
 	if ds == nil {
 		return fmt.Errorf("%w: key %q: this store keeps no definitions, so it cannot record a retirement", idforge.ErrInvalidArgument, name)
 	}
-	err := ds.CreateDefinition(ctx, idforge.Definition{Kind: KindKey, Name: name, Spec: "{}"})
+	err = ds.CreateDefinition(ctx, idforge.Definition{Kind: KindKey, Name: name, Spec: "{}"})
 	if err != nil && !errors.Is(err, idforge.ErrKeyExists) {
 		return storeErr(err)
 	}
 	if err := ds.RetireDefinition(ctx, KindKey, name); err != nil {
 		return storeErr(err)
 	}
+	// Under mu, so that a request resolving the key for the first time
+	// (with a definition read before the retirement) finds this entry
+	// rather than storing a live one.
 	i.mu.Lock()
-	defer i.mu.Unlock()
-	if e, ok := i.lookup(name); ok {
-		i.keys.store(name, applyKeyDef(name, e, keyDef{retired: true}))
+	e, ok := i.lookup(name)
+	if !ok {
+		e = &entry{strategy: k.Strategy}
+		i.keys.store(name, e)
 	}
+	applyKeyDef(name, e, keyDef{retired: true})
+	i.mu.Unlock()
 	i.set.Logger.Info("key retired", "key", name)
 	return nil
 }

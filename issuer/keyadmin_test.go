@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store/sqlite"
 )
 
@@ -89,7 +90,12 @@ func TestRetireKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	other := New(st, nil, Settings{Logger: quiet})
+	otherSnow, err := snowflake.New(snowflake.Settings{Worker: 2, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { otherSnow.Close() })
+	other := New(st, otherSnow, Settings{Logger: quiet})
 	t.Cleanup(func() { other.Close() })
 	if _, err := iss.Next(ctx, "order"); err != nil {
 		t.Fatal(err)
@@ -99,6 +105,16 @@ func TestRetireKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := iss.NextStrings(ctx, "u7", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	// The other node issues from every key, itself and through a serial.
+	if _, err := other.NextStrings(ctx, "u7", 1, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.CreateSerial(ctx, idforge.Serial{Name: "m", Template: "M@{seq:msg}"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.NextSerial(ctx, "m", 1, nil); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := st.Key(ctx, "order")
@@ -150,6 +166,12 @@ func TestRetireKey(t *testing.T) {
 	}
 	if _, err := other.Next(ctx, "order"); !errors.Is(err, idforge.ErrRetired) {
 		t.Fatalf("the other node after Refresh: %v", err)
+	}
+	if _, err := other.NextStrings(ctx, "u7", 1, ""); !errors.Is(err, idforge.ErrRetired) {
+		t.Fatalf("the other node's u7 after Refresh: %v", err)
+	}
+	if _, err := other.NextSerial(ctx, "m", 1, nil); !errors.Is(err, idforge.ErrRetired) {
+		t.Fatalf("the other node's serial over msg after Refresh: %v", err)
 	}
 	// The stored max never goes down, not even on Close.
 	iss.Close()

@@ -47,10 +47,20 @@ func (m *keyMap) load(name string) (*entry, bool) {
 	return e, ok
 }
 
-// store adds or replaces the entry of name.
+// store adds or replaces the entry of name. Replacing a published entry
+// publishes at once: load reads the published map first, and would go on
+// answering the old entry.
 func (m *keyMap) store(name string, e *entry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if _, published := (*m.read.Load())[name]; published {
+		next := m.mergedLocked()
+		next[name] = e
+		m.read.Store(&next)
+		m.recent, m.misses = nil, 0
+		m.has.Store(false)
+		return
+	}
 	if m.recent == nil {
 		m.recent = map[string]*entry{}
 	}

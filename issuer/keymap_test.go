@@ -38,6 +38,12 @@ func TestKeyMap(t *testing.T) {
 	if _, ok := m.load("k2"); ok {
 		t.Fatal("a removed key was found")
 	}
+	// Replacing a published entry is seen at once.
+	fresh := &entry{}
+	m.store("k500", fresh)
+	if e, _ := m.load("k500"); e != fresh {
+		t.Fatal("a replaced entry still answers the old one")
+	}
 }
 
 // BenchmarkKeyMapAdd adds keys one by one: the cost per key stays flat

@@ -61,7 +61,33 @@ func (i *Issuer) resolveSource(ctx context.Context, name string) (serial.Source,
 	if err != nil {
 		return serial.Source{}, err
 	}
-	return serial.Source{Generator: e.gen}, nil
+	switch {
+	case e.alloc != nil:
+		// A retired key's allocator refuses by itself, and is a
+		// serial.BoundedGenerator.
+		return serial.Source{Generator: e.alloc}, nil
+	case e.gen == nil:
+		return serial.Source{}, nil // a key of strings: the template says so
+	}
+	return serial.Source{Generator: drawing{e}}, nil
+}
+
+// drawing is a key as a serial template draws from it: it stops the
+// moment the key is retired, as the key's own requests do.
+type drawing struct{ e *entry }
+
+func (d drawing) Next(ctx context.Context) (int64, error) {
+	if err := d.e.retiredErr(); err != nil {
+		return 0, err
+	}
+	return d.e.gen.Next(ctx)
+}
+
+func (d drawing) NextN(ctx context.Context, n int) ([]int64, error) {
+	if err := d.e.retiredErr(); err != nil {
+		return nil, err
+	}
+	return d.e.gen.NextN(ctx, n)
 }
 
 // serialResolver is what templates draw from: resolveSource, and, for
