@@ -5,8 +5,12 @@
 package httpmux
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
+
+	"github.com/idforge/idforge"
 )
 
 // Mux is an http.ServeMux that records its patterns.
@@ -71,4 +75,25 @@ func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	m.ServeMux.ServeHTTP(w, r)
+}
+
+// Issuing checks a request to a route that issues values (IDs, serials,
+// a range handed out): it must be one of the methods the route
+// documents, given in allowed. HEAD never is, whatever allowed says: its
+// answer has no body, so the values would be drawn and lost, and a
+// ServeMux pattern for GET also takes HEAD. Any other method is refused
+// the same way. On refusal it sets the Allow header and returns an error
+// wrapping idforge.ErrMethodNotAllowed for the caller to answer; nothing
+// has been drawn.
+func Issuing(w http.ResponseWriter, r *http.Request, allowed ...string) error {
+	if r.Method != http.MethodHead && slices.Contains(allowed, r.Method) {
+		return nil
+	}
+	list := strings.Join(allowed, ", ")
+	w.Header().Set("Allow", list)
+	if r.Method == http.MethodHead {
+		return fmt.Errorf("%w: HEAD on a route that issues values: its answer has no body, so they would be drawn and lost; use %s",
+			idforge.ErrMethodNotAllowed, list)
+	}
+	return fmt.Errorf("%w: %s; this route issues values and takes %s", idforge.ErrMethodNotAllowed, r.Method, list)
 }

@@ -57,12 +57,13 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.loc = time.Local
 	}
 	mux := httpmux.New()
-	// Both APIs answer any method, as their Java servers do.
-	mux.HandleFunc("/tinyid/id/nextId", h.tinyidNextID)
-	mux.HandleFunc("/tinyid/id/nextIdSimple", h.tinyidNextIDSimple)
-	mux.HandleFunc("/tinyid/id/nextSegmentId", h.tinyidNextSegment)
-	mux.HandleFunc("/tinyid/id/nextSegmentIdSimple", h.tinyidNextSegmentSimple)
-	mux.HandleFunc("/genid", h.vestaGenID)
+	// The endpoints that issue answer GET and POST, as their clients
+	// call them; the others any method, as the Java servers do.
+	mux.HandleFunc("/tinyid/id/nextId", issuing(h.tinyidNextID, h.writeTinyidError))
+	mux.HandleFunc("/tinyid/id/nextIdSimple", issuing(h.tinyidNextIDSimple, h.writeError))
+	mux.HandleFunc("/tinyid/id/nextSegmentId", issuing(h.tinyidNextSegment, h.writeTinyidError))
+	mux.HandleFunc("/tinyid/id/nextSegmentIdSimple", issuing(h.tinyidNextSegmentSimple, h.writeError))
+	mux.HandleFunc("/genid", issuing(h.vestaGenID, h.writeError))
 	mux.HandleFunc("/expid", h.vestaExpID)
 	mux.HandleFunc("/transtime", h.vestaTransTime)
 	mux.HandleFunc("/makeid", h.vestaMakeID)
@@ -70,6 +71,19 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.writeError(w, r, fmt.Errorf("%w: %s", idforge.ErrNoEndpoint, r.URL.Path))
 	})
 	return mux
+}
+
+// issuing answers only GET and POST on an endpoint that issues values
+// (httpmux.Issuing): a HEAD request, or one of a method the endpoint
+// does not document, is answered 405 with fail and draws nothing.
+func issuing(serve http.HandlerFunc, fail func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := httpmux.Issuing(w, r, http.MethodGet, http.MethodPost); err != nil {
+			fail(w, r, err)
+			return
+		}
+		serve(w, r)
+	}
 }
 
 // withTimeout bounds a request that may wait on the store.

@@ -1,7 +1,7 @@
 // Package compat serves the HTTP APIs of Didi's Tinyid and of Vesta over
 // an idforge issuer, so that their clients work unchanged.
 //
-// Tinyid, under /tinyid/id/, any method, parameters in the query string
+// Tinyid, under /tinyid/id/, GET or POST, parameters in the query string
 // or a url-encoded form body, as Tinyid's Spring controller takes them:
 //
 //	nextId?bizType=K&batchSize=N       {"data":[1,2,3],"code":200,"message":""}
@@ -18,7 +18,8 @@
 // middleware (auth.DefaultClassify authorizes bizType); TinyidRefusal
 // answers its refusals as Tinyid does.
 //
-// Vesta's REST mode, any method, query parameters:
+// Vesta's REST mode, query parameters; /genid takes GET or POST, the
+// others any method:
 //
 //	/genid                      an ID of the node's generator (plain text)
 //	/expid?id=13137514684481537 {"genMethod":0,"machine":1,"seq":0,"time":12235264,"type":0,"version":0}
@@ -32,6 +33,11 @@
 // where it has none; version is always 0. makeid defaults machine to this
 // node's and genMethod and type to the layout's, and refuses values the
 // layout cannot hold.
+//
+// An endpoint that issues values (Tinyid's four, Vesta's /genid) answers
+// HEAD, which would draw values and lose them with the answer's body, and
+// any method but GET and POST with 405 method_not_allowed, drawing
+// nothing.
 //
 // Parameters an endpoint does not read are ignored, as Tinyid and Vesta
 // ignore them (clients add tokens and cache busters), unlike idforge's own

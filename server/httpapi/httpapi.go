@@ -106,7 +106,9 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 			h.writeError(w, r, fmt.Errorf("%w: %s; use %s", idforge.ErrMethodNotAllowed, r.Method, methods))
 		})
 	}
-	// Leaf's endpoints answer any method, as Leaf's @RequestMapping does.
+	// Leaf's endpoints answer GET and POST (Leaf's @RequestMapping takes
+	// any method, but one that cannot carry the ID away must not draw
+	// it: see leafID).
 	mux.HandleFunc("/api/segment/get/{key}", h.leafSegment)
 	// The two hot routes skip the mux's matching (see
 	// httpmux.Mux.HandleLast); the patterns above and below answer the
@@ -182,6 +184,10 @@ func (h *handler) leafSnowflake(w http.ResponseWriter, r *http.Request) {
 // leafID answers one ID of key from next as Leaf does: plain decimal
 // text with 200, anything else non-200.
 func (h *handler) leafID(w http.ResponseWriter, r *http.Request, key string, next func(context.Context, string) (int64, error)) {
+	if err := httpmux.Issuing(w, r, http.MethodGet, http.MethodPost); err != nil {
+		h.writeError(w, r, err)
+		return
+	}
 	ctx := h.withTimeout(r)
 	defer ctx.Release()
 	id, err := next(ctx, key)
@@ -214,9 +220,13 @@ func (h *handler) ids(c v1Call) (any, error) {
 }
 
 // issueArgs reads what every endpoint that issues values takes, in the
-// order they are checked: the name in the path (a well-formed key name)
+// order they are checked: a method that can carry the values away (GET:
+// see httpmux.Issuing), the name in the path (a well-formed key name)
 // and the count.
 func issueArgs(c v1Call, path string) (string, int, error) {
+	if err := httpmux.Issuing(c.w, c.r, http.MethodGet); err != nil {
+		return "", 0, err
+	}
 	name := c.pathValue(path)
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return "", 0, err

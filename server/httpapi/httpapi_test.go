@@ -32,6 +32,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 type fixture struct {
 	store *memstore.Store
 	srv   *httptest.Server
+	iss   *issuer.Issuer
 }
 
 func newFixture(t testing.TB) *fixture {
@@ -75,7 +76,7 @@ func newFixture(t testing.TB) *fixture {
 		gen.Close()
 		lim.Close()
 	})
-	return &fixture{store: st, srv: srv}
+	return &fixture{store: st, srv: srv, iss: iss}
 }
 
 func (f *fixture) do(t testing.TB, method, path, body string) (int, string, http.Header) {
@@ -908,11 +909,12 @@ func TestHotRoutesAnswerAsTheMux(t *testing.T) {
 		code         string
 	}{
 		{"GET", "/api/segment/get/order", 200, ""},
-		{"POST", "/api/segment/get/order", 200, ""}, // Leaf's answers any method
+		{"POST", "/api/segment/get/order", 200, ""}, // Leaf's clients may POST
+		{"HEAD", "/api/segment/get/order", 405, ""}, // nothing to carry the ID away
 		{"GET", "/api/segment/get/ord%65r", 200, ""},
 		{"GET", "/api/segment/get/nope", 404, "unknown_key"},
 		{"GET", "/v1/ids/order", 200, ""},
-		{"HEAD", "/v1/ids/order", 200, ""},
+		{"HEAD", "/v1/ids/order", 405, ""},
 		{"POST", "/v1/ids/order", 405, ""},
 		{"GET", "/v1/ids/order?cnt=2", 400, "invalid_argument"},
 		{"GET", "/v1/ids/a/b", 400, "invalid_key"},
