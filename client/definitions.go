@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // Admin defines, lists and retires the sequence sources and per-period
@@ -69,11 +70,11 @@ func (a *Admin) Define(ctx context.Context, kind, name string, spec json.RawMess
 	if err := json.Unmarshal(spec, &fields); err != nil {
 		return Definition{}, fmt.Errorf("%w: client: spec is not a JSON object: %v", idforge.ErrInvalidArgument, err)
 	}
-	fields["name"], _ = json.Marshal(name)
+	fields["name"], _ = strictjson.Marshal(name)
 	if description != "" {
-		fields["description"], _ = json.Marshal(description)
+		fields["description"], _ = strictjson.Marshal(description)
 	}
-	body, _ := json.Marshal(fields)
+	body, _ := strictjson.Marshal(fields)
 	return a.one(ctx, http.MethodPost, "/v1/"+kind+"s", body)
 }
 
@@ -128,6 +129,6 @@ func toDefinition(f map[string]json.RawMessage) Definition {
 			delete(f, field)
 		}
 	}
-	d.Spec, _ = json.Marshal(f)
+	d.Spec, _ = strictjson.Marshal(f)
 	return d
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // Quota is a quota as the API shows it: the fields of the server's
@@ -158,13 +159,13 @@ func (g *grpcConn) getQuota(ctx context.Context, name string) (Quota, error) {
 }
 
 func (g *grpcConn) defineQuota(ctx context.Context, q Quota) (Quota, error) {
-	b, _ := json.Marshal(q)
+	b, _ := strictjson.Marshal(q)
 	var fields map[string]json.RawMessage
 	json.Unmarshal(b, &fields)
 	for _, f := range quotaOwnFields {
 		delete(fields, f)
 	}
-	spec, _ := json.Marshal(fields)
+	spec, _ := strictjson.Marshal(fields)
 	d, err := g.api.CreateQuota(ctx, &idforgev1.DefineRequest{Name: q.Name, Spec: string(spec), Description: q.Description})
 	if err != nil {
 		return Quota{}, g.errorOf(err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -182,6 +184,9 @@ func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[
 	if err != nil {
 		return nil, err
 	}
+	if err := checkParams(name, tmpl, params); err != nil {
+		return nil, err
+	}
 	// Serial names are their own namespace; a plugin scoped to "bill"
 	// also applies to a serial named bill.
 	return i.manyStrings(ctx, name, plugin.StrategySerial, n, func() ([]string, error) {
@@ -194,6 +199,32 @@ func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[
 		}
 		return tmpl.NextN(ctx, n, params)
 	})
+}
+
+// checkParams refuses a parameter the serial's template does not read,
+// as the API refuses what it does not read: a misspelt one would
+// otherwise be ignored silently. The error wraps
+// idforge.ErrInvalidArgument.
+func checkParams(name string, tmpl *serial.Template, params map[string]string) error {
+	if len(params) == 0 {
+		return nil
+	}
+	reads := tmpl.Params()
+	var unread []string
+	for p := range params {
+		if !slices.Contains(reads, p) {
+			unread = append(unread, p)
+		}
+	}
+	if len(unread) == 0 {
+		return nil
+	}
+	slices.Sort(unread)
+	takes := "none"
+	if len(reads) > 0 {
+		takes = strings.Join(reads, ", ")
+	}
+	return fmt.Errorf("%w: serial %q reads no parameter %q; its template reads %s", idforge.ErrInvalidArgument, name, unread[0], takes)
 }
 
 // CreateSerial checks that a definition compiles on this node and stores

@@ -3,7 +3,6 @@ package node
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,7 +64,7 @@ func (s Source) MarshalJSON() ([]byte, error) {
 		}
 		return v.String()
 	}
-	return json.Marshal(sourceJSON{URL: s.URL, Balance: s.Balance, DatePacked: s.DatePacked, Bits: s.Bits, RescueAfter: d(s.RescueAfter),
+	return strictjson.Marshal(sourceJSON{URL: s.URL, Balance: s.Balance, DatePacked: s.DatePacked, Bits: s.Bits, RescueAfter: d(s.RescueAfter),
 		SlowThreshold: d(s.SlowThreshold), SlowCount: s.SlowCount, SlowWindow: d(s.SlowWindow), Expand: s.Expand})
 }
 
@@ -102,7 +101,7 @@ type counterJSON struct {
 }
 
 // MarshalJSON writes the counter's URL (not its Name).
-func (c Counter) MarshalJSON() ([]byte, error) { return json.Marshal(counterJSON{URL: c.URL}) }
+func (c Counter) MarshalJSON() ([]byte, error) { return strictjson.Marshal(counterJSON{URL: c.URL}) }
 
 // UnmarshalJSON reads what MarshalJSON writes; unknown fields are errors.
 func (c *Counter) UnmarshalJSON(b []byte) error {
@@ -304,12 +303,12 @@ func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir st
 		file: map[string][]issuer.Defined{}, fileCounters: map[string]idforge.Definition{}, opened: map[string]*opened{},
 		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), done: make(chan struct{})}
 	for _, src := range s.Sources {
-		spec, _ := json.Marshal(src)
+		spec, _ := strictjson.Marshal(src)
 		c.file[KindSource] = append(c.file[KindSource], redacted(issuer.Defined{Origin: idforge.OriginFile,
 			Definition: idforge.Definition{Kind: KindSource, Name: src.Name, Spec: string(spec)}}))
 	}
 	for _, ctr := range s.Counters {
-		spec, _ := json.Marshal(ctr)
+		spec, _ := strictjson.Marshal(ctr)
 		if m == nil { // a node has opened them, and must not open them twice
 			c.fileCounters[ctr.Name] = idforge.Definition{Kind: KindCounter, Name: ctr.Name, Spec: string(spec)}
 		}
@@ -491,7 +490,7 @@ func (c *catalog) Define(ctx context.Context, d idforge.Definition) error {
 	if err != nil {
 		return err
 	}
-	canonical, _ := json.Marshal(v)
+	canonical, _ := strictjson.Marshal(v)
 	d.Spec = string(canonical)
 	if err := d.Validate(); err != nil {
 		return err
@@ -509,7 +508,7 @@ func (c *catalog) Define(ctx context.Context, d idforge.Definition) error {
 	if src, ok := v.(Source); ok && src.Expand > 0 {
 		// The expansion's prefetcher would draw values for nothing.
 		src.Expand = 0
-		spec, _ := json.Marshal(src)
+		spec, _ := strictjson.Marshal(src)
 		check.Spec = string(spec)
 	}
 	cctx, cancel := context.WithTimeout(ctx, CheckTimeout)
@@ -625,11 +624,11 @@ func redacted(d issuer.Defined) issuer.Defined {
 		for i, u := range v.Balance {
 			v.Balance[i] = redactURL(u)
 		}
-		spec, _ := json.Marshal(v)
+		spec, _ := strictjson.Marshal(v)
 		d.Spec = string(spec)
 	case Counter:
 		v.URL = redactURL(v.URL)
-		spec, _ := json.Marshal(v)
+		spec, _ := strictjson.Marshal(v)
 		d.Spec = string(spec)
 	}
 	return d

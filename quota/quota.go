@@ -168,7 +168,7 @@ func (s Spec) Lease() int64 { return min(max(1, s.Limit/64), MaxLease) }
 func (s Spec) Definition() (idforge.Definition, error) {
 	desc := s.Description
 	s.Origin, s.Retired, s.Description = "", false, ""
-	spec, err := json.Marshal(s)
+	spec, err := strictjson.Marshal(s)
 	if err != nil {
 		return idforge.Definition{}, err
 	}
@@ -232,12 +232,12 @@ func (s Spec) Redacted() Spec {
 // RequestSpec returns s's fields as FromRequest reads them, without
 // name, description, origin and retired.
 func (s Spec) RequestSpec() string {
-	b, _ := json.Marshal(s)
+	b, _ := strictjson.Marshal(s)
 	var fields map[string]json.RawMessage
 	json.Unmarshal(b, &fields)
 	for _, f := range serverFields {
 		delete(fields, f)
 	}
-	b, _ = json.Marshal(fields)
+	b, _ = strictjson.Marshal(fields)
 	return string(b)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/sequence"
@@ -96,7 +96,7 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		return exitErr(err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := strictjson.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"id": strconv.FormatInt(id, 10), "layout": layout.String(), "time": p.Time,
@@ -172,7 +172,7 @@ func explainPacked(ctx context.Context, nf *nodeFlags, getenv func(string) strin
 		return exitErr(err)
 	}
 	if asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := strictjson.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"id": arg, "source": name, "time": start.Format(time.RFC3339), "period": k.Period.String(),
 			"zone": k.Location.String(), "count": n, "bits": k.Bits})

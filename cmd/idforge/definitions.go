@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
 )
@@ -100,9 +100,9 @@ func cmdDefine(ctx context.Context, kind string, fs *flag.FlagSet, nf *nodeFlags
 	src.Balance = balance
 	var spec []byte
 	if kind == issuer.KindSource {
-		spec, _ = json.Marshal(src)
+		spec, _ = strictjson.Marshal(src)
 	} else {
-		spec, _ = json.Marshal(node.Counter{URL: src.URL})
+		spec, _ = strictjson.Marshal(node.Counter{URL: src.URL})
 	}
 	d := idforge.Definition{Kind: kind, Name: pos[0], Spec: string(spec), Description: description}
 	return withCatalog(ctx, nf, getenv, stderr, func(c *catalog) error {

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/idforge/idforge/client"
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // cmdQuotas administers a server's quotas through its HTTP API:
@@ -71,9 +71,9 @@ func cmdQuotas(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		if err != nil {
 			return exitErr(err)
 		}
-		b, _ := json.MarshalIndent(q, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-		return nil
+		enc := strictjson.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(q)
 	}
 	switch sub {
 	case "show":

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/client"
 	"github.com/idforge/idforge/internal/httpwire"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/verify"
 )
 
@@ -143,7 +143,7 @@ func cmdVerify(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		fmt.Fprintln(stderr) // end the bar's line
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
+		enc := strictjson.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(r); err != nil {
 			return err

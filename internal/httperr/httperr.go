@@ -6,12 +6,12 @@
 package httperr
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"sync"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // Body is the JSON shape of every error answer.
@@ -66,7 +66,7 @@ var (
 )
 
 // JSONAppender is a value that writes its own JSON, byte for byte what
-// json.Encoder.Encode writes for it (the hot answers of internal/httpwire).
+// strictjson's Encoder writes for it (the hot answers of internal/httpwire).
 type JSONAppender interface {
 	AppendJSON([]byte) []byte
 }
@@ -74,7 +74,8 @@ type JSONAppender interface {
 // jsonBufs recycles the buffers JSONAppenders write into.
 var jsonBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
 
-// WriteJSON answers with v as JSON and the given status.
+// WriteJSON answers with v as JSON and the given status, written by
+// strictjson (a URL's & stays &).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	JSONHeaders(w)
 	w.WriteHeader(status)
@@ -88,5 +89,5 @@ func WriteJSON(w http.ResponseWriter, status int, v any) {
 		}
 		return
 	}
-	json.NewEncoder(w).Encode(v)
+	strictjson.NewEncoder(w).Encode(v)
 }

@@ -1,15 +1,17 @@
 package httpwire
 
 import (
-	"encoding/json"
 	"strconv"
+
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // The hot answers (IDs, Ranges) write their own JSON: encoding/json's
 // reflection was a tenth of what a request of GET /v1/ids cost the server
 // (bench/peers/cost.sh). Each AppendJSON appends exactly the bytes
-// encoding/json's Encoder writes for the value, its newline included
-// (TestAppendJSONMatchesEncoder), so the wire does not change.
+// strictjson's Encoder (encoding/json's, leaving <, > and & as they are)
+// writes for the value, its newline included (TestAppendJSONMatchesEncoder),
+// so the wire does not change.
 
 // AppendJSON appends the JSON of v and a newline, as json.Encoder.Encode
 // writes it.
@@ -53,12 +55,12 @@ func appendKeyed[T any](b []byte, key, field string, list []T, each func([]byte,
 
 // appendString appends s as a JSON string. IDs and key names are plain
 // ASCII, quoted as they are; anything else (a byte encoding/json escapes:
-// a control character, '"', '\\', '<', '>', '&', or beyond ASCII) goes
-// through encoding/json itself.
+// a control character, '"', '\\', or beyond ASCII) goes through
+// strictjson.Marshal.
 func appendString(b []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := strictjson.Marshal(s) // a string always marshals
 			return append(b, q...)
 		}
 	}

@@ -2,8 +2,9 @@ package httpwire
 
 import (
 	"bytes"
-	"encoding/json"
 	"testing"
+
+	"github.com/idforge/idforge/internal/strictjson"
 )
 
 // AppendJSON writes exactly what json.Encoder writes, for plain values
@@ -24,7 +25,7 @@ func TestAppendJSONMatchesEncoder(t *testing.T) {
 	}
 	for _, v := range values {
 		var want bytes.Buffer
-		if err := json.NewEncoder(&want).Encode(v); err != nil {
+		if err := strictjson.NewEncoder(&want).Encode(v); err != nil {
 			t.Fatal(err)
 		}
 		if got := v.AppendJSON(nil); !bytes.Equal(got, want.Bytes()) {

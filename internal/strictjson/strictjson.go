@@ -3,12 +3,21 @@
 // the destination lacks, and no field given twice. encoding/json alone
 // would keep the last of two values silently, and it matches field names
 // regardless of case, so "key" and "Key" count as the same field here too.
+// A value of the wrong type is named by its field as the API names it,
+// never by a Go type.
+//
+// It also owns how idforge writes JSON it shows (answers, definitions
+// kept in the store): Marshal and NewEncoder leave <, > and & as they are,
+// so that a URL reads "a=1&b=2", not "a=1\u0026b=2".
 package strictjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"strings"
 	"unicode"
 
@@ -25,6 +34,13 @@ func Decode(b []byte, v any, what string) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) {
+			if typ.Field == "" {
+				return fmt.Errorf("%w: %s: want %s, got %s", idforge.ErrInvalidArgument, what, want(typ.Type), article(typ.Value))
+			}
+			return fmt.Errorf("%w: %s: field %q: want %s, got %s", idforge.ErrInvalidArgument, what, typ.Field, want(typ.Type), article(typ.Value))
+		}
 		return fmt.Errorf("%w: %s: %v", idforge.ErrInvalidArgument, what, err)
 	}
 	if dec.More() {
@@ -88,4 +104,55 @@ func checkDuplicates(body []byte, what string) error {
 // one case, so that "key", "Key" and "KEY" meet.
 func foldName(name string) string {
 	return strings.Map(func(r rune) rune { return unicode.ToUpper(unicode.ToLower(r)) }, name)
+}
+
+// want says what JSON a Go type takes, in the API's words.
+func want(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return want(t.Elem())
+	}
+	return "an object"
+}
+
+// article puts "a" or "an" before encoding/json's name of a JSON value
+// ("number", "string", "array", "object", "bool", "number 1.5").
+func article(v string) string {
+	if v == "" {
+		return "something else"
+	}
+	if strings.ContainsRune("aeiou", rune(v[0])) {
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// Marshal returns v's JSON as Decode reads it, with <, > and & left as
+// they are (encoding/json writes them as \u003c, \u003e and \u0026).
+func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := NewEncoder(&buf).Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// NewEncoder returns a json.Encoder writing to w that leaves <, > and &
+// as they are. Only a page that puts JSON inside a <script> element needs
+// them escaped (server/ui does so itself).
+func NewEncoder(w io.Writer) *json.Encoder {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc
 }

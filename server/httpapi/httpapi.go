@@ -29,13 +29,14 @@ import (
 // maxBodyBytes bounds request bodies.
 const maxBodyBytes = 64 << 10
 
-// v1Routes are the endpoints of the JSON API, each with the query
-// parameters it reads: any other parameter is refused with 400
-// invalid_argument (see checkQuery), so a misspelt one is reported, not
-// ignored.
+// v1Routes are the endpoints of the JSON API: each method of a path
+// with the query parameters it reads. Any other parameter is refused with
+// 400 invalid_argument (see checkQuery), so a misspelt one is reported,
+// not ignored; a path answers 405 to the methods it does not list.
 var v1Routes = []v1Route{
 	{"GET", "/v1/ids/{key}", (*handler).ids, []string{"count", "format", "form"}},
-	{"GET,POST", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
+	{"GET", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
+	{"POST", "/v1/keys", (*handler).createKey, nil},
 	{"GET,PATCH,DELETE", "/v1/keys/{key}", (*handler).keyRoute, nil}, // keyadmin.go
 	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
@@ -53,7 +54,8 @@ var v1Routes = []v1Route{
 	{"GET,DELETE", "/v1/quotas/{name}", (*handler).quota, nil},
 }
 
-// v1Route is an endpoint of the JSON API with the query parameters it reads.
+// v1Route is an endpoint of the JSON API: methods of a path that read
+// the same query parameters.
 type v1Route struct {
 	methods, pattern string
 	serve            func(*handler, v1Call) (any, error)
@@ -95,16 +97,28 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		h.timeout = idforge.DefaultRequestTimeout
 	}
 	mux := httpmux.New()
-	route := func(methods, pattern string, fn http.HandlerFunc) {
+	// allow gathers every path's methods; refuse answers the others.
+	allow := map[string][]string{}
+	var paths []string
+	handle := func(methods, pattern string, fn http.HandlerFunc) {
+		if allow[pattern] == nil {
+			paths = append(paths, pattern)
+		}
 		for _, m := range strings.Split(methods, ",") {
 			mux.HandleFunc(m+" "+pattern, fn)
+			allow[pattern] = append(allow[pattern], m)
 		}
-		// The same path with any other method: a JSON 405 rather than
-		// the mux's plain-text one.
-		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", methods)
-			h.writeError(w, r, fmt.Errorf("%w: %s; use %s", idforge.ErrMethodNotAllowed, r.Method, methods))
-		})
+	}
+	// refuse answers a path's other methods: a JSON 405 rather than the
+	// mux's plain-text one.
+	refuse := func() {
+		for _, pattern := range paths {
+			methods := strings.Join(allow[pattern], ",")
+			mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Allow", methods)
+				h.writeError(w, r, fmt.Errorf("%w: %s; use %s", idforge.ErrMethodNotAllowed, r.Method, methods))
+			})
+		}
 	}
 	// Leaf's endpoints answer GET and POST (Leaf's @RequestMapping takes
 	// any method, but one that cannot carry the ID away must not draw
@@ -124,19 +138,20 @@ func New(iss *issuer.Issuer, opts Options) http.Handler {
 		mux.HandleFunc(p, h.badKeyPath)
 	}
 	for _, rt := range v1Routes {
-		serve := h.v1(rt.serve, rt.params)
-		route(rt.methods, rt.pattern, serve)
-		if rt.pattern == "/v1/ids/{key}" {
-			fast := h.v1Key(rt.serve, rt.params)
-			mux.HandleLast(rt.methods, "/v1/ids/", fast)
+		for _, m := range strings.Split(rt.methods, ",") {
+			handle(m, rt.pattern, h.v1(m+" "+rt.pattern, rt.serve, rt.params))
+			if rt.pattern == "/v1/ids/{key}" {
+				mux.HandleLast(m, "/v1/ids/", h.v1Key(m+" "+rt.pattern, rt.serve, rt.params))
+			}
 		}
 	}
-	route("GET", "/healthz", h.healthz)
-	route("GET", "/readyz", h.readyz)
+	handle("GET", "/healthz", h.healthz)
+	handle("GET", "/readyz", h.readyz)
 	if opts.Metrics != nil {
-		route("GET", "/metrics", opts.Metrics.ServeHTTP)
+		handle("GET", "/metrics", opts.Metrics.ServeHTTP)
 	}
-	route("GET", "/openapi.json", serveOpenAPI)
+	handle("GET", "/openapi.json", serveOpenAPI)
+	refuse()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, fmt.Errorf("%w: %s", idforge.ErrNoEndpoint, r.URL.Path))
 	})
@@ -332,17 +347,8 @@ func toKeyJSON(k issuer.KeyState) httpwire.Key {
 	return out
 }
 
-// keys serves GET and POST /v1/keys: the keys, or a new one.
+// keys serves GET /v1/keys: one page of the keys.
 func (h *handler) keys(c v1Call) (any, error) {
-	if c.r.Method == http.MethodPost {
-		// limit and after page the listing only.
-		for _, name := range []string{"limit", "after"} {
-			if _, ok := c.q[name]; ok {
-				return nil, fmt.Errorf("%w: POST /v1/keys takes no %s (it pages GET /v1/keys)", idforge.ErrInvalidArgument, name)
-			}
-		}
-		return h.createKey(c)
-	}
 	limit, after, err := keysPage(c.q)
 	if err != nil {
 		return nil, err

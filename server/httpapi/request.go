@@ -45,12 +45,12 @@ func parseQuery(rawQuery string) (url.Values, error) {
 }
 
 // checkQuery parses rawQuery and checks that every parameter is one the
-// endpoint reads: a name in allowed, a member of a family in allowed (see
-// paramFamily), or tokenParam. It checks names only; each parameter's
-// reader checks its values and repeats. Errors wrap
-// idforge.ErrInvalidArgument, name the parameter and list what the
+// endpoint (route: "METHOD /path") reads: a name in allowed, a member of
+// a family in allowed (see paramFamily), or tokenParam. It checks names
+// only; each parameter's reader checks its values and repeats. Errors
+// wrap idforge.ErrInvalidArgument, name the parameter and list what the
 // endpoint takes.
-func checkQuery(rawQuery string, allowed []string) (url.Values, error) {
+func checkQuery(route, rawQuery string, allowed []string) (url.Values, error) {
 	q, err := parseQuery(rawQuery)
 	if err != nil {
 		return nil, err
@@ -76,8 +76,8 @@ func checkQuery(rawQuery string, allowed []string) (url.Values, error) {
 		}
 		takes = strings.Join(shown, ", ")
 	}
-	return nil, fmt.Errorf("%w: unknown query parameter %q; this endpoint takes %s (and %s for authentication)",
-		idforge.ErrInvalidArgument, unknown[0], takes, tokenParam)
+	return nil, fmt.Errorf("%w: unknown query parameter %q; %s takes %s (and %s for authentication)",
+		idforge.ErrInvalidArgument, unknown[0], route, takes, tokenParam)
 }
 
 // queryAllows reports whether allowed lets name through.
@@ -124,24 +124,25 @@ type created struct{ v any }
 // params: a request with any other one is answered 400 invalid_argument
 // before serve runs. serve's answer is written as JSON with 200 (201 for
 // a created value), or, when it returns an error, the error's.
-func (h *handler) v1(serve func(*handler, v1Call) (any, error), params []string) http.HandlerFunc {
+func (h *handler) v1(route string, serve func(*handler, v1Call) (any, error), params []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		h.serveV1(w, r, "", serve, params)
+		h.serveV1(w, r, route, "", serve, params)
 	}
 }
 
 // v1Key is v1 for a route whose {key} was found without the mux (see
 // httpmux.Mux.HandleLast).
-func (h *handler) v1Key(serve func(*handler, v1Call) (any, error), params []string) func(http.ResponseWriter, *http.Request, string) {
+func (h *handler) v1Key(route string, serve func(*handler, v1Call) (any, error), params []string) func(http.ResponseWriter, *http.Request, string) {
 	return func(w http.ResponseWriter, r *http.Request, key string) {
-		h.serveV1(w, r, key, serve, params)
+		h.serveV1(w, r, route, key, serve, params)
 	}
 }
 
-// serveV1 answers one request of the JSON API; key is the path's {key}
-// when the route found it without the mux, else "".
-func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, key string, serve func(*handler, v1Call) (any, error), params []string) {
-	q, err := checkQuery(r.URL.RawQuery, params)
+// serveV1 answers one request of the JSON API's route ("METHOD /path");
+// key is the path's {key} when the route found it without the mux, else
+// "".
+func (h *handler) serveV1(w http.ResponseWriter, r *http.Request, route, key string, serve func(*handler, v1Call) (any, error), params []string) {
+	q, err := checkQuery(route, r.URL.RawQuery, params)
 	if err != nil {
 		h.writeError(w, r, err)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 )
 
@@ -40,7 +41,7 @@ func toDefinedJSON(d issuer.Defined) (map[string]any, error) {
 		u := d.Updated.UTC()
 		meta.Updated = &u
 	}
-	b, _ := json.Marshal(meta)
+	b, _ := strictjson.Marshal(meta)
 	json.Unmarshal(b, &out)
 	return out, nil
 }
@@ -66,7 +67,7 @@ func defineRequest(c v1Call, kind string) (idforge.Definition, error) {
 	if d.Name == "" {
 		return d, fmt.Errorf("%w: %s: name is required", idforge.ErrInvalidArgument, kind)
 	}
-	spec, _ := json.Marshal(fields)
+	spec, _ := strictjson.Marshal(fields)
 	d.Spec = string(spec)
 	return d, nil
 }
