@@ -35,6 +35,12 @@ type Definitions interface {
 	// List returns the kind's definitions, the file's and the store's,
 	// sorted by name.
 	List(ctx context.Context, kind string) ([]Defined, error)
+	// Opened returns the live sources defined through the API that this
+	// node has open, by name: what each draws from, for Sources. A node
+	// opens such a source when it is defined there, and when its
+	// re-check of the store finds one another node defined, as it opens
+	// the configuration's at start.
+	Opened() map[string]idforge.Generator
 }
 
 // The kinds of definition Definitions serves.

@@ -1,6 +1,7 @@
 package issuer
 
 import (
+	"context"
 	"slices"
 	"sort"
 
@@ -14,27 +15,28 @@ type SourceStatus struct {
 	sequence.Status
 }
 
-// Sources returns the status of every source that reports one
-// (sequence.StatusReporter: balanced and expanded compositions, ticket
-// servers), by name.
+// Sources returns the status of every open sequence source that reports
+// one (sequence.StatusReporter: balanced and expanded compositions,
+// ticket servers), by name: the configuration's (Settings.Sources) and
+// the live ones defined through the API that this node has open
+// (Definitions.Opened). It is the one registry of open sources: GET
+// /v1/health/sources, the status on /v1/sources and /v1/keys, the admin
+// page, readiness (/readyz, gRPC health) and /metrics all read it.
 func (i *Issuer) Sources() []SourceStatus {
 	var out []SourceStatus
-	for name, src := range i.set.Sources {
-		if st, ok := sequence.StatusOf(src); ok {
+	add := func(name string, g idforge.Generator) {
+		if st, ok := sequence.StatusOf(g); ok {
 			out = append(out, SourceStatus{Name: name, Status: st})
 		}
 	}
-	// Sources defined through the API, once this node has opened them.
-	for name, e := range i.keys.all() {
-		if _, inFile := i.set.Sources[name]; inFile || e.strategy != idforge.StrategySource {
-			continue
-		}
-		var g any = e.gen
-		if b, ok := g.(batch); ok {
-			g = b.Generator
-		}
-		if st, ok := sequence.StatusOf(g); ok {
-			out = append(out, SourceStatus{Name: name, Status: st})
+	for name, src := range i.set.Sources {
+		add(name, src)
+	}
+	if i.set.Definitions != nil {
+		for name, g := range i.set.Definitions.Opened() {
+			if _, inFile := i.set.Sources[name]; !inFile {
+				add(name, g)
+			}
 		}
 	}
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
@@ -51,15 +53,38 @@ func (i *Issuer) Counters() []string {
 	return out
 }
 
-// sourceState is a source's entry in Keys: its status when it reports
-// one.
-func (i *Issuer) sourceState(name string) KeyState {
-	ks := KeyState{}
-	ks.Name, ks.Strategy = name, idforge.StrategySource
-	if st, ok := sequence.StatusOf(i.set.Sources[name]); ok {
-		ks.Source = &st
+// sourceKeys lists the sources as keys (strategy source; a request for
+// IDs draws from one by its name): the configuration's and those defined
+// through the API, retired ones marked, each with its status when it is
+// open and reports one (Sources).
+func (i *Issuer) sourceKeys(ctx context.Context) ([]KeyState, error) {
+	status := map[string]sequence.Status{}
+	for _, s := range i.Sources() {
+		status[s.Name] = s.Status
 	}
-	return ks
+	state := func(name string, retired bool) KeyState {
+		ks := KeyState{Retired: retired}
+		ks.Name, ks.Strategy = name, idforge.StrategySource
+		if st, ok := status[name]; ok {
+			ks.Source = &st
+		}
+		return ks
+	}
+	var out []KeyState
+	if i.set.Definitions == nil {
+		for name := range i.set.Sources {
+			out = append(out, state(name, false))
+		}
+		return out, nil
+	}
+	defs, err := i.set.Definitions.List(ctx, KindSource)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range defs {
+		out = append(out, state(d.Name, d.Retired))
+	}
+	return out, nil
 }
 
 // weighSources adds to r the sources that are not up: the node is

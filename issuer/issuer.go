@@ -828,13 +828,15 @@ func (i *Issuer) Keys(ctx context.Context) ([]KeyState, error) {
 		return nil, storeErr(err)
 	}
 	defs, _ := i.keyDefs(ctx)
-	out := make([]KeyState, len(keys), len(keys)+len(i.set.Sources))
+	sources, err := i.sourceKeys(ctx)
+	if err != nil {
+		return nil, storeErr(err)
+	}
+	out := make([]KeyState, len(keys), len(keys)+len(sources))
 	for n, k := range keys {
 		out[n] = i.state(k, defs[k.Name])
 	}
-	for name := range i.set.Sources {
-		out = append(out, i.sourceState(name))
-	}
+	out = append(out, sources...)
 	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
 }

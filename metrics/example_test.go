@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 
+	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/store/memstore"
 )
@@ -42,22 +44,25 @@ func ExampleMetrics_InstrumentHTTP() {
 	// idforge_http_requests_total{code="503",handler="api"} 1
 }
 
-// ObserveSource exports a source's status: here a balanced source whose
-// second member fails (its allocator is closed), so the first call
-// ejects it and the source is degraded.
-func ExampleMetrics_ObserveSource() {
+// Observe exports the status of the issuer's sources: here a balanced
+// source whose second member fails (its allocator is closed), so the
+// first call ejects it and the source is degraded.
+func ExampleMetrics_Observe_sources() {
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bal, closeAll, err := halfDownSource(ctx, memstore.New(), quiet)
+	st := memstore.New()
+	bal, closeAll, err := halfDownSource(ctx, st, quiet)
 	if err != nil {
 		panic(err)
 	}
 	defer closeAll()
 
 	m := metrics.New()
-	m.ObserveSource("tickets", bal)
+	iss := issuer.New(st, nil, issuer.Settings{Logger: quiet, Sources: map[string]idforge.Generator{"tickets": bal}})
+	defer iss.Close()
+	m.Observe(iss)
 	for range 2 {
-		bal.Next(ctx)
+		iss.Next(ctx, "tickets")
 	}
 	rec := httptest.NewRecorder()
 	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))

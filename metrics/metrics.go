@@ -122,28 +122,16 @@ func (m *Metrics) OnClaim(key string, took time.Duration, err error) {
 	m.claimTime.WithLabelValues().Observe(took.Seconds())
 }
 
-// Observe registers the per-key and snowflake metrics of iss.
+// Observe registers the metrics of iss: per key, of the snowflake
+// generator, and of every open sequence source that reports its status
+// (issuer.Issuer.Sources, the registry every health surface reads; a
+// compose.Balanced, compose.Expanded or tickets.Source): its health,
+// calls, failures and latest error's time, each member's state, rescue
+// time left, calls and failures, the prefetch buffer of an expansion and
+// ticket servers' highest tickets. Everything is read at every scrape.
 func (m *Metrics) Observe(iss *issuer.Issuer) {
+	m.sources.iss.Store(iss)
 	m.reg.MustRegister(&collector{iss: iss, perKey: m.perKey})
-}
-
-// ObserveSource exports the status of the sequence source called name
-// (see sequence.Status; a compose.Balanced, compose.Expanded or
-// tickets.Source): its health, calls, failures and latest error's time,
-// each member's state, rescue time left, calls and failures, the
-// prefetch buffer of an expansion and ticket servers' highest tickets.
-// The status is read at every scrape. Observing a name twice replaces
-// the first.
-func (m *Metrics) ObserveSource(name string, s sequence.StatusReporter) {
-	m.sources.mu.Lock()
-	defer m.sources.mu.Unlock()
-	for i, o := range m.sources.list {
-		if o.name == name {
-			m.sources.list[i].src = s
-			return
-		}
-	}
-	m.sources.list = append(m.sources.list, namedSource{name, s})
 }
 
 // InstrumentHTTP wraps h so that every request it answers is counted in
@@ -333,15 +321,10 @@ var (
 // healthValues are idforge_source_health's values.
 var healthValues = map[sequence.Health]float64{sequence.Up: 0, sequence.Degraded: 1, sequence.Down: 2}
 
-// sourceCollector reads the sources' status at scrape time.
+// sourceCollector reads the sources' status from the issuer (Observe)
+// at scrape time.
 type sourceCollector struct {
-	mu   sync.Mutex
-	list []namedSource
-}
-
-type namedSource struct {
-	name string
-	src  sequence.StatusReporter
+	iss atomic.Pointer[issuer.Issuer]
 }
 
 func (c *sourceCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -352,16 +335,17 @@ func (c *sourceCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *sourceCollector) Collect(ch chan<- prometheus.Metric) {
-	c.mu.Lock()
-	list := c.list
-	c.mu.Unlock()
-	for _, s := range list {
-		st := s.src.Status()
+	iss := c.iss.Load()
+	if iss == nil {
+		return
+	}
+	for _, s := range iss.Sources() {
+		st := s.Status
 		gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s.name}, labels...)...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{s.Name}, labels...)...)
 		}
 		counter := func(d *prometheus.Desc, v uint64, labels ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{s.name}, labels...)...)
+			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{s.Name}, labels...)...)
 		}
 		gauge(descHealth, healthValues[st.Health])
 		counter(descCalls, st.Calls)

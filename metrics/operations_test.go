@@ -62,7 +62,8 @@ func TestScrapeOperations(t *testing.T) {
 	}
 	defer gen.Close()
 	m := metrics.New()
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{SurviveOutage: 10 * time.Minute}})
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{SurviveOutage: 10 * time.Minute},
+		Sources: map[string]idforge.Generator{"tickets": bal}})
 	defer iss.Close()
 	m.Observe(iss)
 	if _, err := iss.Next(ctx, "a"); err != nil {
@@ -83,7 +84,6 @@ func TestScrapeOperations(t *testing.T) {
 	}
 
 	// A balanced source whose second member is closed: its error ejects it.
-	m.ObserveSource("tickets", bal)
 	for range 4 {
 		if _, err := bal.Next(ctx); err != nil {
 			t.Fatal(err)

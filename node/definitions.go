@@ -527,7 +527,36 @@ func (c *catalog) Define(ctx context.Context, d idforge.Definition) error {
 	if err := ds.CreateDefinition(ctx, d); err != nil {
 		return idforge.BackendError(err)
 	}
+	if d.Kind == KindSource {
+		// Serve it from now on, as the file's sources are served from
+		// the start: open, with its health in Sources.
+		c.openLive(ctx, d.Name)
+	}
 	return nil
+}
+
+// openLive opens a live source of the store for serving, logging a
+// failure (a request for it tries again, and answers the error).
+func (c *catalog) openLive(ctx context.Context, name string) {
+	if c.metrics == nil {
+		return // a command's catalog serves nothing
+	}
+	if _, err := c.get(ctx, KindSource, name); err != nil {
+		c.log.Warn("opening a source defined through the API failed; a request for it tries again", "source", name, "err", err)
+	}
+}
+
+// Opened implements issuer.Definitions.
+func (c *catalog) Opened() map[string]idforge.Generator {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]idforge.Generator{}
+	for _, o := range c.opened {
+		if o.kind == KindSource && !o.retired.Load() && o.gen != nil {
+			out[o.name] = o.gen
+		}
+	}
+	return out
 }
 
 // nameFree refuses a name that something else a request or a template
@@ -661,13 +690,15 @@ func (c *catalog) List(ctx context.Context, kind string) ([]issuer.Defined, erro
 	return out, nil
 }
 
-// recheckOnce re-reads the store's definitions of the kinds this node
-// has opened, and stops those retired meanwhile; the catalog runs it
-// every recheck. It logs its failures itself: the node serves what it
-// knows.
+// recheckOnce re-reads the store's sources, and its counters when this
+// node has opened one: it stops those retired meanwhile and, on a node
+// that serves them, opens the live sources another node defined (so that
+// every node reports their health, as it does the file's). The catalog
+// runs it every recheck. It logs its failures itself: the node serves
+// what it knows.
 func (c *catalog) recheckOnce(ctx context.Context) error {
 	c.mu.Lock()
-	kinds := map[string]bool{}
+	kinds := map[string]bool{KindSource: true}
 	for _, o := range c.opened {
 		if !o.retired.Load() {
 			kinds[o.kind] = true
@@ -680,13 +711,19 @@ func (c *catalog) recheckOnce(ctx context.Context) error {
 	}
 	for kind := range kinds {
 		defs, err := ds.Definitions(ctx, kind)
+		if errors.Is(err, idforge.ErrInvalidArgument) {
+			continue // a database not migrated to keep definitions holds none
+		}
 		if err != nil {
 			c.log.Warn("re-reading definitions from the store failed; serving what this node knows", "kind", kind, "err", err)
 			continue
 		}
 		for _, d := range defs {
-			if d.Retired {
+			switch _, open := c.cached(kind + "/" + d.Name); {
+			case d.Retired:
 				c.retireLocal(kind, d.Name)
+			case kind == KindSource && !open:
+				c.openLive(ctx, d.Name)
 			}
 		}
 	}

@@ -4,20 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/plugin"
-	"github.com/idforge/idforge/sequence"
 )
-
-// observeSource exports the status of a source that reports one
-// (sequence.StatusReporter) in m, unless m is nil (a definition being
-// checked, not served).
-func observeSource(m *metrics.Metrics, name string, g idforge.Generator) {
-	if r, ok := g.(sequence.StatusReporter); ok && m != nil {
-		m.ObserveSource(name, r)
-	}
-}
 
 // describePlugins describes configured plugins for operators: the kind,
 // and the keys it is limited to.

@@ -74,8 +74,9 @@ func counterURL(raw, name, dir string) (string, error) {
 // openSource opens one source: a URL, a balanced set or a date-packed
 // counter (its mark file in dir unless its URL says otherwise), then the
 // memory expansion when asked for. It returns what to close, first to
-// last. It registers its metrics with m (once per name) unless m is nil
-// (a check).
+// last. It registers its count of answers refused because the counter
+// went back with m (once per name) unless m is nil (a check); its status
+// reaches the metrics through issuer.Issuer.Sources.
 func openSource(ctx context.Context, sc Source, dir string, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
@@ -112,7 +113,6 @@ func openSource(ctx context.Context, sc Source, dir string, log *slog.Logger, m 
 		m.ObserveBackwards(sc.Name, b.Backwards)
 	}
 	if sc.Expand == 0 {
-		observeSource(m, sc.Name, src)
 		return src, []io.Closer{src}, nil
 	}
 	exp, err := compose.NewExpanded(src, compose.ExpandedOptions{MemoryBits: sc.Expand, Logger: log})
@@ -120,7 +120,6 @@ func openSource(ctx context.Context, sc Source, dir string, log *slog.Logger, m 
 		src.Close()
 		return nil, nil, err
 	}
-	observeSource(m, sc.Name, exp)
 	return exp, []io.Closer{exp, src}, nil // stop the prefetcher before its source
 }
 

@@ -22,7 +22,6 @@ import (
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/segment"
-	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/server/httpapi"
 	"github.com/idforge/idforge/server/ui"
 	"github.com/idforge/idforge/snowflake"
@@ -45,8 +44,8 @@ func newNode(t *testing.T, withAuth bool) *node {
 	return newNodeWith(t, withAuth, nil)
 }
 
-// newNodeWith is newNode with sequence sources (each watched in the
-// metrics when it reports its status).
+// newNodeWith is newNode with sequence sources (in the metrics through
+// the issuer when they report their status).
 func newNodeWith(t *testing.T, withAuth bool, sources map[string]idforge.Generator) *node {
 	t.Helper()
 	st := memstore.New()
@@ -68,11 +67,6 @@ func newNodeWith(t *testing.T, withAuth bool, sources map[string]idforge.Generat
 	m := metrics.New()
 	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}, Sources: sources})
 	m.Observe(iss)
-	for name, src := range sources {
-		if r, ok := src.(sequence.StatusReporter); ok {
-			m.ObserveSource(name, r)
-		}
-	}
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: m.Handler(),
 		Node: httpapi.NodeInfo{Version: "v1.2.3-test", Store: "mysql://idforge:xxxxx@db:3306/idforge", Plugins: []string{"rate"}}}))
