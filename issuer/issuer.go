@@ -892,6 +892,12 @@ func used(st segment.Stats) bool {
 	return st.Loads > 0 || st.Waits > 0 || st.Failures > 0 || st.Issued > 0
 }
 
+// Plugins describes the plugin chain every issue runs through, in order
+// (plugin.Chain.Describe): each plugin with the keys it is limited to,
+// and how refusals are handled (nil when the chain's handler is not
+// described). KeyState.Plugins names those of one key.
+func (i *Issuer) Plugins() ([]string, *plugin.Rejections) { return i.set.Plugins.Describe() }
+
 // Snowflake returns the node's snowflake generator, nil when it has none.
 func (i *Issuer) Snowflake() *snowflake.Generator { return i.snow }
 

@@ -16,8 +16,9 @@ import (
 
 // serialEntry is a compiled serial definition.
 type serialEntry struct {
-	def  idforge.Serial
-	tmpl *serial.Template
+	def   idforge.Serial
+	tmpl  *serial.Template
+	draws []string // what its seq expressions draw from (not by= ones)
 }
 
 // resolveTimeout bounds the store lookups a template makes at parse time,
@@ -31,20 +32,28 @@ const resolveTimeout = 5 * time.Second
 // *serial.SyntaxError names the column), idforge.ErrUnknownKey, or ctx's
 // error once ctx is done.
 func (i *Issuer) Compile(ctx context.Context, def idforge.Serial) (*serial.Template, error) {
+	tmpl, _, err := i.compile(ctx, def)
+	return tmpl, err
+}
+
+// compile is Compile, also returning the names its seq expressions
+// resolved (those it draws from, by= ones aside), failed ones included.
+func (i *Issuer) compile(ctx context.Context, def idforge.Serial) (*serial.Template, []string, error) {
+	var draws []string
 	loc := time.UTC
 	if def.TimeZone != "" {
 		var err error
 		if loc, err = time.LoadLocation(def.TimeZone); err != nil {
-			return nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
+			return nil, nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
 		}
 	}
-	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serialResolver{i}})
+	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serialResolver{i, &draws}})
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up while a key the template draws on was being
 		// read: that is the answer, not "invalid template".
-		return nil, fmt.Errorf("compiling the template: %w", ctx.Err())
+		return nil, draws, fmt.Errorf("compiling the template: %w", ctx.Err())
 	}
-	return tmpl, err
+	return tmpl, draws, err
 }
 
 // resolveSource finds what a template's @{seq:NAME} draws from: a
@@ -94,9 +103,13 @@ func (d drawing) NextN(ctx context.Context, n int) ([]int64, error) {
 
 // serialResolver is what templates draw from: resolveSource, and, for
 // @{seq:NAME,by=PARAM}, createSource.
-type serialResolver struct{ i *Issuer }
+type serialResolver struct {
+	i     *Issuer
+	draws *[]string // the names Resolve was asked for
+}
 
 func (r serialResolver) Resolve(ctx context.Context, name string) (serial.Source, error) {
+	*r.draws = append(*r.draws, name)
 	return r.i.resolveSource(ctx, name)
 }
 
@@ -150,7 +163,7 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	if err != nil {
 		return nil, err
 	}
-	tmpl, err := i.Compile(ctx, def)
+	tmpl, draws, err := i.compile(ctx, def)
 	if err != nil {
 		if idforge.IsRetryable(err) {
 			// The template is fine; a key it draws on could not be read
@@ -167,7 +180,7 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	for k, v := range old {
 		next[k] = v
 	}
-	next[name] = &serialEntry{def: def, tmpl: tmpl}
+	next[name] = &serialEntry{def: def, tmpl: tmpl, draws: draws}
 	i.serials.Store(&next)
 	return tmpl, nil
 }
@@ -266,6 +279,57 @@ func (i *Issuer) Serials(ctx context.Context) ([]idforge.Serial, error) {
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
+}
+
+// SerialState is a serial definition with what this node knows of it.
+type SerialState struct {
+	idforge.Serial
+	// Retired names what the serial draws from (a key, a source or
+	// counter defined through the API) that was retired: the serial
+	// issues nothing more until its template names something else.
+	Retired []string
+}
+
+// SerialStates lists the serial definitions (Serials) with their state.
+// A serial this node has not compiled yet is compiled to learn what it
+// draws from.
+func (i *Issuer) SerialStates(ctx context.Context) ([]SerialState, error) {
+	defs, err := i.Serials(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SerialState, len(defs))
+	for n, d := range defs {
+		out[n].Serial = d
+		draws := []string(nil)
+		if e, ok := (*i.serials.Load())[d.Name]; ok {
+			draws = e.draws
+		} else {
+			_, draws, _ = i.compile(ctx, d)
+		}
+		for _, name := range draws {
+			if i.isRetired(ctx, name) {
+				out[n].Retired = append(out[n].Retired, name)
+			}
+		}
+	}
+	return out, nil
+}
+
+// isRetired reports whether what a serial draws from under name was
+// retired: a source or counter defined through the API, or a key.
+func (i *Issuer) isRetired(ctx context.Context, name string) bool {
+	if i.set.Definitions != nil {
+		for _, kind := range []string{KindSource, KindCounter} {
+			if d, err := i.set.Definitions.Defined(ctx, kind, name); err == nil {
+				return d.Retired
+			}
+		}
+	}
+	if e, ok := i.lookup(name); ok && e.retiredErr() != nil {
+		return true
+	}
+	return i.keyDefOrNone(ctx, name).retired
 }
 
 // BatchOf makes a plain generator answer NextN too, by calling Next n

@@ -29,6 +29,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -84,7 +85,8 @@ type Settings struct {
 	// metrics see every claim (before OnClaim, when set).
 	Segment segment.Settings
 	// Keys are created at Open when the store lacks them, and refused
-	// when it holds them otherwise (issuer.EnsureKey).
+	// when it holds them otherwise (issuer.EnsureKey). A key's zero
+	// strategy, step and start mean the defaults (issuer.WithDefaults).
 	Keys []Key
 	// Sources are named sequence sources (package sequence), usable as
 	// keys and from serial templates.
@@ -100,6 +102,10 @@ type Settings struct {
 	Serials []idforge.Serial
 	// Plugins run around every issue of IDs (plugin.Build).
 	Plugins []plugin.Config
+	// Rejections say what the node does besides refusing when a plugin
+	// (a quota, say) refuses a call: log it, count it, for which keys.
+	// The zero value only refuses.
+	Rejections plugin.Rejections
 	// Quotas are the config file's quotas (package quota); those defined
 	// through the API live in the store. The quota plugin runs first.
 	Quotas []quota.Spec
@@ -176,8 +182,8 @@ type Node struct {
 	// fingerprints are the definitions verified at Open, recorded once
 	// it has opened everything (see checkFingerprints).
 	fingerprints []fingerprint.Def
-	// pluginList describes the configured plugins (Plugins).
-	pluginList []string
+	// chain is the plugin chain every issue runs through.
+	chain *plugin.Chain
 
 	closeOnce sync.Once
 	closeErr  error
@@ -200,6 +206,13 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	}
 	if s.OpenStore == nil {
 		s.OpenStore = store.Open
+	}
+	// A key declared here means what the same declaration means in the
+	// configuration file or the API: strategy segment, step and start
+	// by default.
+	s.Keys = slices.Clone(s.Keys)
+	for i := range s.Keys {
+		s.Keys[i].Key = issuer.WithDefaults(s.Keys[i].Key)
 	}
 	n := &Node{log: s.Logger, metrics: metrics.NewWithOptions(metrics.Options{PerKey: s.MetricsPerKey})}
 	defer func() {
@@ -239,10 +252,10 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if n.quotas, err = quota.NewManager(ctx, lim, n.store, s.Quotas, s.Logger); err != nil {
 		return nil, err
 	}
-	if set.Plugins, err = n.plugins(s, lim); err != nil {
+	if n.chain, err = n.plugins(s, lim); err != nil {
 		return nil, err
 	}
-	n.pluginList = describePlugins(s.Plugins)
+	set.Plugins = n.chain
 	set.Segment.Logger = cmp.Or(set.Segment.Logger, s.Logger)
 	set.Segment.OnClaim = n.metrics.OnClaim
 	if also := s.Segment.OnClaim; also != nil {
@@ -333,7 +346,7 @@ func (n *Node) plugins(s Settings, lim *quota.Limiter) (*plugin.Chain, error) {
 		}
 		ps = append(ps, p)
 	}
-	return plugin.NewChain(nil, ps...), nil
+	return plugin.BuildChain(s.Rejections, env, ps...)
 }
 
 // Quotas returns the node's quotas: the config file's and the store's.

@@ -17,7 +17,9 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/idforge/idforge"
 )
@@ -100,12 +102,13 @@ func Scoped(p Plugin, keys ...string) Plugin {
 	for _, k := range keys {
 		set[k] = true
 	}
-	return scoped{Plugin: p, keys: set}
+	return scoped{Plugin: p, keys: set, list: slices.Clone(keys)}
 }
 
 type scoped struct {
 	Plugin
 	keys map[string]bool
+	list []string // keys as given, for Describe
 }
 
 func (s scoped) applies(key string) bool { return s.keys[key] }
@@ -113,8 +116,9 @@ func (s scoped) applies(key string) bool { return s.keys[key] }
 // Chain runs plugins in order. The zero Chain runs nothing. A Chain is
 // safe for concurrent use once built.
 type Chain struct {
-	plugins []Plugin
-	reject  RejectionHandler
+	plugins    []Plugin
+	reject     RejectionHandler
+	rejections *Rejections // what reject does, when BuildChain built it
 	// idlers are the plugins that can be idle (Idler); busy counts the
 	// others, which always run.
 	idlers []Idler
@@ -148,6 +152,20 @@ func NewChain(reject RejectionHandler, plugins ...Plugin) *Chain {
 	return ch
 }
 
+// BuildChain is NewChain with the rejection handler r configures
+// (Rejections.Handler), which Describe reports. Its errors are
+// Rejections.Handler's.
+func BuildChain(r Rejections, env Env, plugins ...Plugin) (*Chain, error) {
+	reject, err := r.Handler(env)
+	if err != nil {
+		return nil, err
+	}
+	ch := NewChain(reject, plugins...)
+	r.Keys = slices.Clone(r.Keys)
+	ch.rejections = &r
+	return ch, nil
+}
+
 // Empty reports whether the chain has no plugins, so callers can skip it.
 func (ch *Chain) Empty() bool { return ch == nil || len(ch.plugins) == 0 }
 
@@ -174,6 +192,26 @@ func applies(p Plugin, key string) bool {
 		return s.applies(key)
 	}
 	return true
+}
+
+// Describe describes the chain for operators (/v1/node), in the order
+// its plugins run: each plugin's name, with the keys it is limited to,
+// e.g. ["quota", "history (keys order, bill)"]; and how refusals are
+// handled, as BuildChain was configured (nil for a chain NewChain built
+// with a handler of the caller's).
+func (ch *Chain) Describe() (plugins []string, rejections *Rejections) {
+	plugins = []string{}
+	if ch == nil {
+		return plugins, nil
+	}
+	for _, p := range ch.plugins {
+		d := p.Name()
+		if s, ok := p.(scoped); ok {
+			d = fmt.Sprintf("%s (keys %s)", d, strings.Join(s.list, ", "))
+		}
+		plugins = append(plugins, d)
+	}
+	return plugins, ch.rejections
 }
 
 // For returns the names of the plugins that run for key, which issues

@@ -50,6 +50,20 @@ type Env struct {
 	Secret func(string) ([]byte, error)
 }
 
+// withDefaults returns env with its defaults filled in.
+func (env Env) withDefaults() Env {
+	if env.Logger == nil {
+		env.Logger = slog.Default()
+	}
+	if env.Metrics == nil {
+		env.Metrics = prometheus.DefaultRegisterer
+	}
+	if env.Secret == nil {
+		env.Secret = func(v string) ([]byte, error) { return []byte(v), nil }
+	}
+	return env
+}
+
 // A Kind checks and builds the plugins of one kind.
 type Kind struct {
 	// Check validates a declaration without building anything, for a
@@ -121,16 +135,7 @@ func Build(c Config, env Env) (Plugin, io.Closer, error) {
 	kinds.RLock()
 	k := kinds.m[c.Kind]
 	kinds.RUnlock()
-	if env.Logger == nil {
-		env.Logger = slog.Default()
-	}
-	if env.Metrics == nil {
-		env.Metrics = prometheus.DefaultRegisterer
-	}
-	if env.Secret == nil {
-		env.Secret = func(v string) ([]byte, error) { return []byte(v), nil }
-	}
-	p, closer, err := k.New(c, env)
+	p, closer, err := k.New(c, env.withDefaults())
 	if err != nil {
 		return nil, nil, errctx.In(err, "plugin %s", c.Kind)
 	}

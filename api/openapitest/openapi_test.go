@@ -76,7 +76,7 @@ func newServer(t *testing.T) *httptest.Server {
 	}
 	root := http.NewServeMux()
 	api := httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: metrics.New().Handler(),
-		Node: httpapi.NodeInfo{Version: "test", Store: "memory:", Plugins: []string{"rate"}}})
+		Node: httpapi.NodeInfo{Version: "test", Store: "memory:"}})
 	root.Handle("/", api)
 	c := compat.New(iss, compat.Options{Logger: quiet})
 	for _, p := range compat.Paths() {

@@ -295,13 +295,17 @@ func cmdKeysList(ctx context.Context, args []string, stdout, stderr io.Writer, g
 			return err
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY\tSTRATEGY\tORDER\tSTEP\tMAX_ID\tDESCRIPTION")
+		fmt.Fprintln(tw, "KEY\tSTRATEGY\tORDER\tSTATUS\tSTEP\tMAX_ID\tDESCRIPTION")
 		for _, k := range keys {
 			order, step, maxID := "-", "-", "-"
 			if k.Strategy == idforge.StrategySegment {
 				order, step, maxID = string(k.Order), strconv.FormatInt(k.Step, 10), strconv.FormatInt(k.MaxID, 10)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Strategy, order, step, maxID, k.Description)
+			status := "live"
+			if k.Retired {
+				status = "retired"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Name, k.Strategy, order, status, step, maxID, k.Description)
 		}
 		return tw.Flush()
 	})

@@ -77,6 +77,9 @@ type Config struct {
 	Serials []SerialConfig `toml:"serials"`
 	// Plugins run around every issue of IDs, in Order.
 	Plugins []PluginConfig `toml:"plugins"`
+	// Rejections say what the node does besides refusing when a plugin
+	// (a quota, say) refuses a call: the fields of plugin.Rejections.
+	Rejections RejectionsConfig `toml:"rejections"`
 	// Quotas refuse calls over N IDs per period, close keys or limit
 	// their formats (quota.Spec); more can be defined through the API.
 	Quotas []quota.Spec `toml:"quotas"`
@@ -194,6 +197,14 @@ type PluginConfig struct {
 	Bits  int      `toml:"bits"`
 	Key   string   `toml:"key"`
 	File  string   `toml:"file"`
+}
+
+// RejectionsConfig is the [rejections] table: the fields of
+// plugin.Rejections, which documents, checks and builds them.
+type RejectionsConfig struct {
+	Log   bool     `toml:"log"`
+	Count bool     `toml:"count"`
+	Keys  []string `toml:"keys"`
 }
 
 // duration is a time.Duration written as "5ms", "15m" in the file.
@@ -487,6 +498,9 @@ func (c *Config) validate() error {
 		if err := plugin.Check(plugin.Config(p)); err != nil {
 			return inSetting(fmt.Sprintf("plugins[%d]", i), inContext(err, "plugins[%d]", i))
 		}
+	}
+	if err := plugin.Rejections(c.Rejections).Check(); err != nil {
+		return usageIn(err, "rejections")
 	}
 	quotas := map[string]bool{}
 	for i, q := range c.Quotas {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,22 @@ func TestKeysUpdateRetire(t *testing.T) {
 	}
 	if code, out, _ := runCmd(t, e, "keys", "retire", "order"); code != 0 {
 		t.Fatalf("retiring again: %d %q", code, out)
+	}
+	// keys list says which keys are retired (issue 24, item 8).
+	if code, _, stderr := runCmd(t, e, "keys", "create", "bill"); code != 0 {
+		t.Fatalf("keys create bill: %q", stderr)
+	}
+	code, out, _ = runCmd(t, e, "keys", "list")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	column := slices.Index(strings.Fields(lines[0]), "STATUS")
+	status := map[string]string{}
+	for _, line := range lines[1:] {
+		if f := strings.Fields(line); column > 0 && len(f) > column {
+			status[f[0]] = f[column]
+		}
+	}
+	if code != 0 || status["order"] != "retired" || status["bill"] != "live" {
+		t.Fatalf("keys list: %d %q; want order retired and bill live", code, out)
 	}
 }
 

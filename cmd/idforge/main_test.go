@@ -109,6 +109,8 @@ func TestConfigErrors(t *testing.T) {
 		"bad log level":                 `log_level = "loud"`,
 		"not toml":                      `{"http": "x"}`,
 		"wrong value type":              `http = 5`,
+		"rejections keys, nothing done": "[rejections]\nkeys = [\"order\"]",
+		"rejections of a bad key":       "[rejections]\nlog = true\nkeys = [\"a b\"]",
 	}
 	for name, content := range tests {
 		t.Run(name, func(t *testing.T) {

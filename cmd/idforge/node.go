@@ -64,6 +64,7 @@ func (cfg Config) settings(log *slog.Logger, owner string, getenv func(string) s
 	for _, pc := range cfg.Plugins {
 		s.Plugins = append(s.Plugins, plugin.Config(pc))
 	}
+	s.Rejections = plugin.Rejections(cfg.Rejections)
 	s.Quotas = cfg.Quotas
 	return s, nil
 }

@@ -6,23 +6,29 @@ import (
 	"time"
 
 	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/sequence"
 )
 
-// NodeInfo is what GET /v1/node and the admin page say about a node.
+// NodeInfo is what GET /v1/node and the admin page say about a node
+// besides what its issuer says.
 type NodeInfo struct {
 	// Version is the idforge build's version.
 	Version string `json:"version"`
 	// Store is the store's URL without its password
 	// (dsn.RedactedString).
 	Store string `json:"store"`
-	// Plugins describes the configured plugins, in order.
-	Plugins []string `json:"plugins"`
 }
 
 // nodeResponse is the answer of GET /v1/node.
 type nodeResponse struct {
 	NodeInfo
+	// Plugins describes the plugin chain every issue runs through, in
+	// order (issuer.Issuer.Plugins): each with the keys it is limited to.
+	Plugins []string `json:"plugins"`
+	// Rejections is what the node does when a plugin refuses a call;
+	// absent when the chain's handler is not described.
+	Rejections *plugin.Rejections `json:"rejections,omitempty"`
 	// Counters names the per-period counters.
 	Counters []string `json:"counters"`
 	// Sources is every sequence source that reports its status.
@@ -57,11 +63,8 @@ func (h *handler) sourcesHealth(c v1Call) (any, error) {
 // nodeInfo serves GET /v1/node: the version, the store (password redacted),
 // plugins, counters and sources' status.
 func (h *handler) nodeInfo(c v1Call) (any, error) {
-	info := h.node
-	if info.Plugins == nil {
-		info.Plugins = []string{}
-	}
-	return nodeResponse{NodeInfo: info, Counters: h.counterNames(c), Sources: h.sourceList()}, nil
+	plugins, rejections := h.iss.Plugins()
+	return nodeResponse{NodeInfo: h.node, Plugins: plugins, Rejections: rejections, Counters: h.counterNames(c), Sources: h.sourceList()}, nil
 }
 
 // counterNames names the live per-period counters: the configuration's

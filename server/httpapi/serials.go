@@ -18,6 +18,9 @@ type serialJSON struct {
 	TimeZone    string     `json:"time_zone,omitempty"`
 	Description string     `json:"description"`
 	Updated     *time.Time `json:"updated,omitempty"`
+	// RetiredSources names what the serial draws from that was retired
+	// (issuer.SerialState): it issues nothing more.
+	RetiredSources []string `json:"retired_sources,omitempty"`
 }
 
 func toSerialJSON(s idforge.Serial) serialJSON {
@@ -80,13 +83,14 @@ func (h *handler) serials(c v1Call) (any, error) {
 		def := idforge.Serial{Name: req.Name, Template: req.Template, TimeZone: req.TimeZone, Description: req.Description}
 		return created{toSerialJSON(def)}, h.iss.CreateSerial(c.ctx, def)
 	}
-	defs, err := h.iss.Serials(c.ctx)
+	states, err := h.iss.SerialStates(c.ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]serialJSON, len(defs))
-	for i, d := range defs {
-		out[i] = toSerialJSON(d)
+	out := make([]serialJSON, len(states))
+	for i, st := range states {
+		out[i] = toSerialJSON(st.Serial)
+		out[i].RetiredSources = st.Retired
 	}
 	return map[string]any{"serials": out}, nil
 }

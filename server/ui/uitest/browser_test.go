@@ -21,6 +21,7 @@ import (
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/metrics"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/server/httpapi"
 	"github.com/idforge/idforge/server/ui"
@@ -65,11 +66,16 @@ func newNodeWith(t *testing.T, withAuth bool, sources map[string]idforge.Generat
 		t.Fatal(err)
 	}
 	m := metrics.New()
-	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}, Sources: sources})
+	chain, err := plugin.BuildChain(plugin.Rejections{Log: true, Keys: []string{"order"}}, plugin.Env{Logger: quiet},
+		plugin.Scoped(plugin.NewHistory(quiet, 0), "order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	iss := issuer.New(st, gen, issuer.Settings{Logger: quiet, Segment: segment.Settings{OnClaim: m.OnClaim}, Sources: sources, Plugins: chain})
 	m.Observe(iss)
 	mux := http.NewServeMux()
 	mux.Handle("/", httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: m.Handler(),
-		Node: httpapi.NodeInfo{Version: "v1.2.3-test", Store: "mysql://idforge:xxxxx@db:3306/idforge", Plugins: []string{"rate"}}}))
+		Node: httpapi.NodeInfo{Version: "v1.2.3-test", Store: "mysql://idforge:xxxxx@db:3306/idforge"}}))
 	// As the idforge command does: the page embeds the API's answers,
 	// asked through the same authentication.
 	var h http.Handler = mux

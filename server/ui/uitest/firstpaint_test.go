@@ -39,6 +39,19 @@ func TestFirstPaint(t *testing.T) {
 		}
 	}
 	n := newNodeWith(t, false, map[string]idforge.Generator{"qj": bal})
+	// A retired key, and a serial that drew from it.
+	if err := n.iss.CreateKey(ctx, idforge.Key{Name: "old", Strategy: idforge.StrategySnowflake}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.iss.CreateSerial(ctx, idforge.Serial{Name: "legacy", Template: "L@{seq:old}"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.iss.NextSerial(ctx, "legacy", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.iss.RetireKey(ctx, "old"); err != nil {
+		t.Fatal(err)
+	}
 	browserCtx, problems := browser(t)
 
 	for _, size := range []struct {
@@ -80,8 +93,11 @@ func TestFirstPaint(t *testing.T) {
 				`#sources tr[data-source="qj"] td.lasterror`: "error:",
 				`#node dd[data-field="version"]`:             "v1.2.3-test",
 				`#node dd[data-field="store"]`:               "mysql://idforge:xxxxx@db:3306/idforge",
-				`#node dd[data-field="plugins"]`:             "rate",
-				`#store`:                                     "degraded",
+				`#node dd[data-field="plugins"]`:             "history (keys order)",
+				`#node dd[data-field="rejections"]`:          "refuse, log (keys order)",
+				`#keys tr[data-key="old"] td.current`:        "retired",
+				`#serials tr[data-serial="legacy"] td.state`: "old retired",
+				`#store`: "degraded",
 			} {
 				if got := text(tab, t, sel); !strings.Contains(got, want) {
 					t.Errorf("%s shows %q, want it to contain %q", sel, got, want)
@@ -94,6 +110,20 @@ func TestFirstPaint(t *testing.T) {
 			}
 			if w > int(size.width) {
 				t.Errorf("the page is %d px wide in a %d px viewport", w, size.width)
+			}
+			if size.mobile {
+				return // a phone scrolls the tables sideways
+			}
+			// At 1280 px every table fits: no column is cut off behind
+			// a sideways scroll.
+			over, err := chromedp.Run(tab, chromedp.Evaluate[[]string](`[...document.querySelectorAll(".scroll")]
+				.filter(e => e.scrollWidth > e.clientWidth)
+				.map(e => e.firstElementChild.id + " is " + e.scrollWidth + " px wide in " + e.clientWidth)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range over {
+				t.Errorf("at %d px the table %s", size.width, o)
 			}
 		})
 	}
