@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -177,11 +176,11 @@ func (c Counter) Validate() error {
 // counters, listed, and those defined in the store, opened on first use
 // and re-checked every recheck.
 type catalog struct {
-	st          idforge.Store
-	log         *slog.Logger
-	metrics     *metrics.Metrics // nil: register none (a command's catalog)
-	countersDir string
-	file        map[string][]issuer.Defined // by kind, sorted by name
+	st      idforge.Store
+	log     *slog.Logger
+	metrics *metrics.Metrics            // nil: register none (a command's catalog)
+	dataDir string                      // where relative SQLite files and counters' marks go
+	file    map[string][]issuer.Defined // by kind, sorted by name
 	// fileCounters are the file's counters with their passwords, which
 	// a command's catalog opens on first use.
 	fileCounters map[string]idforge.Definition
@@ -293,13 +292,13 @@ func Catalog(st idforge.Store, s Settings) interface {
 	issuer.Definitions
 	io.Closer
 } {
-	return newCatalog(st, s, nil, filepath.Join(s.DataDir, "counters"))
+	return newCatalog(st, s, nil, s.DataDir)
 }
 
 // newCatalog lists the file's definitions and starts the re-check; m and
-// countersDir are as openSource and openCounter take them.
-func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, countersDir string) *catalog {
-	c := &catalog{st: st, log: cmp.Or(s.Logger, slog.Default()), metrics: m, countersDir: countersDir,
+// dataDir are as openSource and openCounter take them.
+func newCatalog(st idforge.Store, s Settings, m *metrics.Metrics, dataDir string) *catalog {
+	c := &catalog{st: st, log: cmp.Or(s.Logger, slog.Default()), metrics: m, dataDir: dataDir,
 		file: map[string][]issuer.Defined{}, fileCounters: map[string]idforge.Definition{}, opened: map[string]*opened{},
 		recheck: cmp.Or(s.RecheckDefinitions, DefaultRecheck), done: make(chan struct{})}
 	for _, src := range s.Sources {
@@ -443,10 +442,10 @@ func (c *catalog) open(ctx context.Context, d idforge.Definition, observe bool) 
 		if !observe {
 			m = nil
 		}
-		o.gen, o.closers, err = openSource(ctx, v, c.countersDir, c.log, m)
+		o.gen, o.closers, err = openSource(ctx, v, c.dataDir, c.log, m)
 	case Counter:
 		var sc io.Closer
-		o.ctr, sc, err = openCounter(ctx, v, c.countersDir)
+		o.ctr, sc, err = openCounter(ctx, v, c.dataDir)
 		o.closers = []io.Closer{sc}
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -300,6 +301,36 @@ func TestDefinedCounterPerUnit(t *testing.T) {
 			break
 		} else if time.Now().After(deadline) {
 			t.Fatalf("a member of a retired counter still answers: %d %s", status, body)
+		}
+	}
+}
+
+// A counter's relative SQLite file is the data directory's, whether the
+// counter comes from the configuration or the API, wherever the node was
+// started (issue 24, item 8).
+func TestRelativeCounterFileInDataDir(t *testing.T) {
+	work, data := t.TempDir(), t.TempDir()
+	t.Chdir(work)
+	ctx := context.Background()
+	n, err := node.Open(ctx, node.Settings{DataDir: data, Logger: slog.New(slog.DiscardHandler),
+		Counters: []node.Counter{{Name: "daily", URL: "sqlite:daily.db?period=day"}},
+		Serials:  []idforge.Serial{{Name: "d", Template: "@{date:yyyyMMdd}@{seq:daily,width=5}"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Issuer().Define(ctx, idforge.Definition{Kind: node.KindCounter, Name: "monthly", Spec: `{"url":"sqlite:monthly.db?period=month"}`}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Issuer().NextSerial(ctx, "d", 1, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"daily.db", "monthly.db"} {
+		if _, err := os.Stat(filepath.Join(data, f)); err != nil {
+			t.Errorf("%s is not in the data directory: %v", f, err)
+		}
+		if _, err := os.Stat(filepath.Join(work, f)); err == nil {
+			t.Errorf("%s is in the working directory", f)
 		}
 	}
 }

@@ -241,7 +241,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	if set.Sources, set.Counters, err = n.openSequences(ctx, s); err != nil {
 		return nil, err
 	}
-	defs := newCatalog(n.store, s, n.metrics, n.dir.File("counters"))
+	defs := newCatalog(n.store, s, n.metrics, n.dir.Path())
 	n.closers = append([]io.Closer{defs}, n.closers...)
 	set.Definitions = defs
 	if set.Formats, err = keyFormats(s); err != nil {

@@ -6,10 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/internal/sqldb/sqlite"
 	"github.com/idforge/idforge/metrics"
 	"github.com/idforge/idforge/obfuscate"
 	"github.com/idforge/idforge/sequence"
@@ -20,7 +23,7 @@ import (
 func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforge.Generator, map[string]idforge.PeriodCounter, error) {
 	sources := map[string]idforge.Generator{}
 	for _, sc := range s.Sources {
-		src, closers, err := openSource(ctx, sc, n.dir.File("counters"), n.log, n.metrics)
+		src, closers, err := openSource(ctx, sc, n.dir.Path(), n.log, n.metrics)
 		if err != nil {
 			return nil, nil, errctx.In(err, "source %q", sc.Name)
 		}
@@ -29,7 +32,7 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 	}
 	counters := map[string]idforge.PeriodCounter{}
 	for _, c := range s.Counters {
-		counter, closer, err := openCounter(ctx, c, n.dir.File("counters"))
+		counter, closer, err := openCounter(ctx, c, n.dir.Path())
 		if err != nil {
 			return nil, nil, errctx.In(err, "counter %q", c.Name)
 		}
@@ -39,10 +42,9 @@ func (n *Node) openSequences(ctx context.Context, s Settings) (map[string]idforg
 	return sources, counters, nil
 }
 
-// openCounter opens one counter: its URL, naming the counter and putting
-// its mark file in dir (<DataDir>/counters) unless the URL says otherwise.
-func openCounter(ctx context.Context, c Counter, dir string) (idforge.PeriodCounter, io.Closer, error) {
-	raw, err := counterURL(c.URL, c.Name, dir)
+// openCounter opens one counter: its URL (counterURL) in dataDir.
+func openCounter(ctx context.Context, c Counter, dataDir string) (idforge.PeriodCounter, io.Closer, error) {
+	raw, err := counterURL(c.URL, c.Name, dataDir)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -53,9 +55,14 @@ func openCounter(ctx context.Context, c Counter, dir string) (idforge.PeriodCoun
 	return counter, counter, nil
 }
 
-// counterURL is raw, the URL of the counter name, with name= and dir=
-// (the mark file's directory) set unless it sets them.
-func counterURL(raw, name, dir string) (string, error) {
+// counterURL is raw, the URL of the counter name, with a relative SQLite
+// file made the data directory's (sqlite.InDataDir), and name= and dir= (the
+// mark file's directory, <dataDir>/counters) set unless it sets them.
+func counterURL(raw, name, dataDir string) (string, error) {
+	raw, err := sqlite.InDataDir(raw, dataDir)
+	if err != nil {
+		return "", err
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "", fmt.Errorf("%w: counter %q: %v", idforge.ErrInvalidArgument, name, err)
@@ -65,24 +72,34 @@ func counterURL(raw, name, dir string) (string, error) {
 		q.Set("name", name)
 	}
 	if !q.Has("dir") {
-		q.Set("dir", dir)
+		q.Set("dir", filepath.Join(dataDir, "counters"))
 	}
 	u.RawQuery = q.Encode()
 	return u.String(), nil
 }
 
 // openSource opens one source: a URL, a balanced set or a date-packed
-// counter (its mark file in dir unless its URL says otherwise), then the
-// memory expansion when asked for. It returns what to close, first to
-// last. It registers its count of answers refused because the counter
-// went back with m (once per name) unless m is nil (a check); its status
-// reaches the metrics through issuer.Issuer.Sources.
-func openSource(ctx context.Context, sc Source, dir string, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
+// counter (counterURL), each relative SQLite file the data directory's
+// (sqlite.InDataDir), then the memory expansion when asked for. It returns
+// what to close, first to last. It registers its count of answers
+// refused because the counter went back with m (once per name) unless m
+// is nil (a check); its status reaches the metrics through
+// issuer.Issuer.Sources.
+func openSource(ctx context.Context, sc Source, dataDir string, log *slog.Logger, m *metrics.Metrics) (idforge.Generator, []io.Closer, error) {
 	var src sequence.Source
 	var err error
+	if sc.URL, err = sqlite.InDataDir(sc.URL, dataDir); err != nil {
+		return nil, nil, err
+	}
+	sc.Balance = slices.Clone(sc.Balance)
+	for i := range sc.Balance {
+		if sc.Balance[i], err = sqlite.InDataDir(sc.Balance[i], dataDir); err != nil {
+			return nil, nil, err
+		}
+	}
 	if sc.DatePacked != "" {
 		var raw string
-		if raw, err = counterURL(sc.DatePacked, sc.Name, dir); err == nil {
+		if raw, err = counterURL(sc.DatePacked, sc.Name, dataDir); err == nil {
 			src, err = sequence.OpenDatePacked(ctx, raw, sc.Bits)
 		}
 	} else if len(sc.Balance) > 0 {

@@ -18,6 +18,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/datadir"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqldb"
@@ -74,7 +75,8 @@ func kind(err error) sqldb.Kind {
 // Path returns the database file a SQLite URL names:
 //
 //	sqlite:///abs/path/idforge.db   /abs/path/idforge.db
-//	sqlite:relative/path.db         relative/path.db (from the working directory)
+//	sqlite:relative/path.db         relative/path.db (from the working directory;
+//	                                a definition's is made absolute first: InDataDir)
 //	sqlite: or sqlite://            <dataDir>/idforge.db (datadir.SQLiteFile)
 //
 // Its error (q's) says when the URL has a host or a user
@@ -100,6 +102,48 @@ func Path(u *url.URL, q *dsn.Query, dataDir string) (string, error) {
 		path = filepath.Join(dataDir, datadir.SQLiteFile)
 	}
 	return filepath.FromSlash(path), nil
+}
+
+// InDataDir returns raw, the URL of a source or counter a node defines
+// (in its configuration file or through the API), with a relative SQLite
+// file (sqlite:counters.db, sqlrow+sqlite:seq.db) made absolute in
+// dataDir: a definition has no working directory of its own, and means
+// the same file wherever the node was started. Any other URL, and any
+// URL when dataDir is empty, is returned as it is (its opener checks it).
+// A relative file that exists in the working directory but not in
+// dataDir is refused with an error wrapping idforge.ErrInvalidArgument
+// that says to move it: opening a new, empty one in its place could
+// repeat the numbers it counted.
+func InDataDir(raw, dataDir string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || dataDir == "" || u.Host != "" || u.User != nil {
+		return raw, nil
+	}
+	if scheme := strings.ToLower(u.Scheme); scheme != "sqlite" && !strings.HasSuffix(scheme, "+sqlite") {
+		return raw, nil
+	}
+	rel := u.Path
+	if u.Opaque != "" {
+		if rel, err = url.PathUnescape(u.Opaque); err != nil {
+			return raw, nil
+		}
+	}
+	rel = filepath.FromSlash(rel)
+	if rel == "" || filepath.IsAbs(rel) {
+		return raw, nil
+	}
+	abs, err := filepath.Abs(filepath.Join(dataDir, rel))
+	if err != nil {
+		return raw, nil
+	}
+	if _, err := os.Stat(rel); err == nil {
+		if _, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("%w: %s: a definition's relative SQLite file opens in the data directory, as %s, but %s is in the working directory: move it there, or give its absolute path (sqlite:///…), so that nothing it counted is counted again",
+				idforge.ErrInvalidArgument, dsn.RedactedString(raw), abs, rel)
+		}
+	}
+	u.Opaque, u.Path, u.RawPath = "", filepath.ToSlash(abs), ""
+	return u.String(), nil
 }
 
 // Abs returns the absolute form of path, which also keeps SQLite from
