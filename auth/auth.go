@@ -147,10 +147,7 @@ func New(c Config) (*Authenticator, error) {
 		if err != nil {
 			return nil, err
 		}
-		e := &entry{digest: sha256.Sum256([]byte(secret)), caller: Caller{Name: t.Name, Role: role}}
-		if e.caller.Name == "" {
-			e.caller.Name = fmt.Sprintf("tokens[%d]", i)
-		}
+		e := &entry{digest: sha256.Sum256([]byte(secret)), caller: Caller{Name: t.callerName(i), Role: role}}
 		if j, dup := seen[e.digest]; dup {
 			return nil, configErr("%s has the same token as %s", t.name(i), c.Tokens[j].name(j))
 		}

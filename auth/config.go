@@ -98,6 +98,25 @@ func FromEnv(c Config) Config {
 	return out
 }
 
+// Names returns the names the tokens of c are known by (Caller.Name): a
+// token's Name, or "tokens[i]" for one without, in order. A quota limited
+// to tokens names them so.
+func (c Config) Names() []string {
+	out := make([]string, len(c.Tokens))
+	for i, t := range c.Tokens {
+		out[i] = t.callerName(i)
+	}
+	return out
+}
+
+// callerName is the name the i-th token is known by to callers' checks.
+func (t Token) callerName(i int) string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return fmt.Sprintf("tokens[%d]", i)
+}
+
 // Configured reports whether c lists any token.
 func (c Config) Configured() bool { return len(c.Tokens) > 0 }
 

@@ -236,7 +236,7 @@ func ExampleNewGRPCQuotas() {
 	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1})
 	lim := quota.NewLimiter(nil)
 	defer lim.Close()
-	m, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	m, err := quota.NewManager(ctx, lim, st, nil, nil, quiet)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -109,6 +109,10 @@ type Settings struct {
 	// Quotas are the config file's quotas (package quota); those defined
 	// through the API live in the store. The quota plugin runs first.
 	Quotas []quota.Spec
+	// Tokens names the API tokens the node's servers accept
+	// (auth.Config.Names); a quota limited to another token is refused,
+	// as it would never apply. None means the node checks no tokens.
+	Tokens []string
 	// Logger receives the node's log lines. Nil means slog.Default().
 	Logger *slog.Logger
 	// MetricsPerKey is metrics.Options.PerKey: how many segment keys get
@@ -249,7 +253,7 @@ func Open(ctx context.Context, s Settings) (_ *Node, err error) {
 	}
 	lim := quota.NewLimiter(nil)
 	n.closers = append(n.closers, lim)
-	if n.quotas, err = quota.NewManager(ctx, lim, n.store, s.Quotas, s.Logger); err != nil {
+	if n.quotas, err = quota.NewManager(ctx, lim, n.store, s.Quotas, s.Tokens, s.Logger); err != nil {
 		return nil, err
 	}
 	if n.chain, err = n.plugins(s, lim); err != nil {

@@ -22,7 +22,7 @@ func Example() {
 	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
 	lim := quota.NewLimiter(nil)
 	defer lim.Close()
-	m, err := quota.NewManager(ctx, lim, st, nil, nil)
+	m, err := quota.NewManager(ctx, lim, st, nil, nil, nil)
 	if err != nil {
 		panic(err)
 	}

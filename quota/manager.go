@@ -17,19 +17,22 @@ import (
 // node's store so that every node sharing it applies them (after its next
 // Refresh). It feeds them to its Limiter. It is safe for concurrent use.
 type Manager struct {
-	lim  *Limiter
-	defs idforge.DefinitionStore // nil: the store keeps no definitions
-	file []Spec
-	log  *slog.Logger
+	lim    *Limiter
+	defs   idforge.DefinitionStore // nil: the store keeps no definitions
+	file   []Spec
+	tokens []string // the API tokens' names (Spec.CheckTokens)
+	log    *slog.Logger
 }
 
 // NewManager returns a Manager applying file (the config file's quotas)
 // and, when st implements idforge.DefinitionStore, the quotas stored
-// there, through lim. It validates file (errors wrap
-// idforge.ErrInvalidArgument for a bad or repeated file quota) and loads
-// the quotas once, logging what Refresh could not do.
-func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, log *slog.Logger) (*Manager, error) {
-	m := &Manager{lim: lim, log: log}
+// there, through lim. tokens names the API tokens the node accepts
+// (auth.Config.Names; none when it checks no tokens): a quota limited to
+// another token is refused (Spec.CheckTokens). It validates file (errors
+// wrap idforge.ErrInvalidArgument for a bad or repeated file quota) and
+// loads the quotas once, logging what Refresh could not do.
+func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, tokens []string, log *slog.Logger) (*Manager, error) {
+	m := &Manager{lim: lim, log: log, tokens: tokens}
 	if m.log == nil {
 		m.log = slog.Default()
 	}
@@ -37,6 +40,9 @@ func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, log *slo
 	seen := map[string]bool{}
 	for _, s := range file {
 		if err := s.Validate(); err != nil {
+			return nil, err
+		}
+		if err := s.CheckTokens(tokens); err != nil {
 			return nil, err
 		}
 		if seen[s.Name] {
@@ -109,6 +115,9 @@ func (m *Manager) Define(ctx context.Context, s Spec) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
+	if err := s.CheckTokens(m.tokens); err != nil {
+		return err
+	}
 	for _, f := range m.file {
 		if f.Name == s.Name {
 			return fmt.Errorf("%w: quota %q is defined in the config file", idforge.ErrKeyExists, s.Name)
@@ -116,6 +125,14 @@ func (m *Manager) Define(ctx context.Context, s Spec) error {
 	}
 	if m.defs == nil {
 		return fmt.Errorf("%w: the store keeps no definitions; declare quotas in the config file", idforge.ErrInvalidArgument)
+	}
+	switch d, err := m.defs.Definition(ctx, Kind, s.Name); {
+	case err == nil && d.Retired:
+		return fmt.Errorf("%w: quota %q was retired; a retired quota's name is never used again (a node may still hold it): choose a new name", idforge.ErrKeyExists, s.Name)
+	case err == nil:
+		return fmt.Errorf("%w: quota %q is already defined; retire it (DELETE /v1/quotas/%s) to define another under a new name", idforge.ErrKeyExists, s.Name, s.Name)
+	case !errors.Is(err, idforge.ErrUnknownKey) && !errors.Is(err, idforge.ErrInvalidArgument):
+		return err
 	}
 	if s.Counter != "" {
 		// Open it before storing: a counter that cannot be reached is

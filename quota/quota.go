@@ -130,6 +130,25 @@ func (s Spec) Validate() error {
 	return nil
 }
 
+// CheckTokens refuses a quota limited to a token that known (the names
+// of the API tokens the node accepts: auth.Config.Names) does not name:
+// no call would ever be counted against it. The error wraps
+// idforge.ErrInvalidArgument and lists the names known.
+func (s Spec) CheckTokens(known []string) error {
+	for _, t := range s.Tokens {
+		if slices.Contains(known, t) {
+			continue
+		}
+		if len(known) == 0 {
+			return fmt.Errorf("%w: quota %q: token %q: this node checks no tokens ([auth] lists none), so a quota limited to tokens would never apply",
+				idforge.ErrInvalidArgument, s.Name, t)
+		}
+		return fmt.Errorf("%w: quota %q: no token is named %q (the tokens of [auth]: %s), so the quota would never apply",
+			idforge.ErrInvalidArgument, s.Name, t, strings.Join(known, ", "))
+	}
+	return nil
+}
+
 // checkPattern accepts "*", a key name, or a key name followed by "*".
 func checkPattern(p string) error {
 	if p == "*" {

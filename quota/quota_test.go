@@ -62,7 +62,7 @@ func TestRefusedCallConsumesNothing(t *testing.T) {
 	st := memstore.New()
 	st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 100, MaxID: 1})
 	lim := quota.NewLimiter(clock)
-	m, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	m, err := quota.NewManager(ctx, lim, st, nil, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestClosedAndFormats(t *testing.T) {
 	_, err := quota.NewManager(ctx, lim, st, []quota.Spec{
 		{Name: "legacy-closed", Keys: []string{"legacy"}, Closed: true},
 		{Name: "order-formats", Keys: []string{"order"}, Formats: []string{"default", "base62"}},
-	}, quiet)
+	}, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ func TestTwoNodesOnSQLite(t *testing.T) {
 		t.Cleanup(func() { st.Close() })
 		lim := quota.NewLimiter(nil)
 		t.Cleanup(func() { lim.Close() })
-		m, err := quota.NewManager(ctx, lim, st, nil, quiet)
+		m, err := quota.NewManager(ctx, lim, st, nil, nil, quiet)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -507,6 +507,9 @@ func (c *Config) validate() error {
 		if err := q.Validate(); err != nil {
 			return inSetting(fmt.Sprintf("quotas[%d]", i), inContext(err, "quotas[%d]", i))
 		}
+		if err := q.CheckTokens(auth.FromEnv(c.Auth).Names()); err != nil {
+			return usageIn(err, "quotas[%d]", i)
+		}
 		if quotas[q.Name] {
 			return inSetting(fmt.Sprintf("quotas[%d]", i), fmt.Errorf("quotas[%d]: quota %q declared twice", i, q.Name))
 		}

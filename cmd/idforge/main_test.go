@@ -111,6 +111,7 @@ func TestConfigErrors(t *testing.T) {
 		"wrong value type":              `http = 5`,
 		"rejections keys, nothing done": "[rejections]\nkeys = [\"order\"]",
 		"rejections of a bad key":       "[rejections]\nlog = true\nkeys = [\"a b\"]",
+		"quota of an unknown token":     "[auth]\ntokens = [{ name = \"ops\", token = \"0123456789abcdef0123\", role = \"admin\" }]\n[[quotas]]\nname = \"q\"\nlimit = 5\nper = \"day\"\ntokens = [\"ghost\"]",
 	}
 	for name, content := range tests {
 		t.Run(name, func(t *testing.T) {

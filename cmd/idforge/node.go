@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/segment"
@@ -65,7 +66,7 @@ func (cfg Config) settings(log *slog.Logger, owner string, getenv func(string) s
 		s.Plugins = append(s.Plugins, plugin.Config(pc))
 	}
 	s.Rejections = plugin.Rejections(cfg.Rejections)
-	s.Quotas = cfg.Quotas
+	s.Quotas, s.Tokens = cfg.Quotas, auth.FromEnv(cfg.Auth).Names()
 	return s, nil
 }
 

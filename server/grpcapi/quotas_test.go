@@ -24,7 +24,7 @@ func TestQuotas(t *testing.T) {
 	}
 
 	m, err := quota.NewManager(ctx, quota.NewLimiter(nil), memstore.New(),
-		[]quota.Spec{{Name: "file", Closed: true, Keys: []string{"old"}}}, slog.New(slog.DiscardHandler))
+		[]quota.Spec{{Name: "file", Closed: true, Keys: []string{"old"}}}, nil, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ func newFixture(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	lim := quota.NewLimiter(nil)
-	quotas, err := quota.NewManager(ctx, lim, st, nil, quiet)
+	quotas, err := quota.NewManager(ctx, lim, st, nil, nil, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,3 +51,32 @@ func TestQuotas(t *testing.T) {
 		t.Fatalf("unknown: %d %s", status, body)
 	}
 }
+
+// Issue 24, item 8: a quota says what is wrong with it in its own terms.
+// One re-created under a retired quota's name says it was retired and
+// what to do; one limited to a token the node does not know (here: a node
+// that checks no tokens) is refused, as it would never apply.
+func TestQuotaRefusalsSayWhy(t *testing.T) {
+	f := newFixture(t)
+	f.mustDo(t, "POST", "/v1/quotas", `{"name":"old","keys":["order"],"limit":3,"per":"day"}`, 201)
+	f.mustDo(t, "DELETE", "/v1/quotas/old", "", 200)
+	for _, c := range []struct {
+		body   string
+		status int
+		code   string
+		says   []string
+	}{
+		{`{"name":"old","keys":["order"],"limit":5,"per":"day"}`, 409, "key_exists", []string{`quota \"old\" was retired`, "choose a new name"}},
+		{`{"name":"mine","keys":["order"],"tokens":["ghost"],"limit":5,"per":"day"}`, 400, "invalid_argument", []string{`token \"ghost\"`, "checks no tokens", "never apply"}},
+	} {
+		status, body, _ := f.do(t, "POST", "/v1/quotas", c.body)
+		if status != c.status || errorCode(t, body) != c.code {
+			t.Errorf("POST %s: %d %s, want %d %s", c.body, status, body, c.status, c.code)
+		}
+		for _, want := range c.says {
+			if !strings.Contains(body, want) {
+				t.Errorf("POST %s: %s\nwant it to say %s", c.body, body, want)
+			}
+		}
+	}
+}
