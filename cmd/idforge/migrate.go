@@ -9,6 +9,7 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/store"
+	"github.com/idforge/idforge/worker"
 )
 
 // tableCreator is implemented by stores that can say which of idforge's
@@ -39,13 +40,18 @@ func withAdminStore(ctx context.Context, nf *nodeFlags, getenv func(string) stri
 	return st.Close()
 }
 
-// cmdMigrate creates or upgrades the store's schema. It needs no data
-// directory lock and no worker ID: it only talks to the store, so it can
-// run while nodes serve.
+// cmdMigrate creates or upgrades the store's schema, and the table of a
+// worker-ID provider on a database server (--worker mysql://…), which
+// serve never creates. It needs no data directory lock and no worker ID:
+// it only talks to the databases, so it can run while nodes serve.
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("migrate", stderr)
 	nf := newStoreFlags(fs)
+	fs.StringVar(&nf.worker, "worker", "", "worker-ID provider whose table to create too: mysql://…, postgres://… (as serve takes it); env IDFORGE_WORKER")
 	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
+		return err
+	}
+	if err := migrateWorker(ctx, nf, getenv, stdout, stderr); err != nil {
 		return err
 	}
 	return withAdminStore(ctx, nf, getenv, stderr, func(st idforge.Store, url string) error {
@@ -73,4 +79,42 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		}
 		return nil
 	})
+}
+
+// migrateWorker creates the table of the configured worker-ID provider
+// when it keeps one on a database server (worker/sql: Provider.Migrate);
+// any other provider has nothing to migrate.
+func migrateWorker(ctx context.Context, nf *nodeFlags, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	scheme, _, _ := strings.Cut(strings.ToLower(cfg.Snowflake.Worker), "://")
+	if scheme != "mysql" && scheme != "postgres" && scheme != "postgresql" {
+		return nil
+	}
+	p, err := worker.Open(ctx, cfg.Snowflake.Worker, worker.Options{DataDir: cfg.Data, Logger: newLogger(stderr, cfg.LogLevel)})
+	if err != nil {
+		return exitErr(err)
+	}
+	if c, ok := p.(io.Closer); ok {
+		defer c.Close()
+	}
+	m, ok := p.(interface {
+		Migrate(context.Context) ([]string, error)
+	})
+	if !ok {
+		return nil
+	}
+	name := dsn.RedactedString(cfg.Snowflake.Worker)
+	created, err := m.Migrate(ctx)
+	if err != nil {
+		return inContext(err, "migrate the worker IDs' table at %s", name)
+	}
+	if len(created) == 0 {
+		fmt.Fprintf(stdout, "worker IDs at %s: every table was there; nothing changed\n", name)
+	} else {
+		fmt.Fprintf(stdout, "created %s for worker IDs in %s\n", strings.Join(created, ", "), name)
+	}
+	return nil
 }

@@ -2,8 +2,10 @@ package main_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"net/url"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,7 +42,47 @@ var coordinators = []coordinator{
 	{"etcd", func(t testing.TB) string { return withParam(testsvc.Etcd(t), "ttl="+leaseTTL.String()) }, true, "2379"},
 	{"zookeeper", testsvc.ZooKeeper, false, "2181"},
 	{"redis", func(t testing.TB) string { return withParam(testsvc.Redis(t), "ttl="+leaseTTL.String()) }, true, "6379"},
-	{"sql", func(t testing.TB) string { return withParam(testsvc.MySQL(t), "stale_after="+leaseTTL.String()) }, true, "3306"},
+	{"sql", func(t testing.TB) string {
+		return migrateWorker(t, withParam(testsvc.MySQL(t), "stale_after="+leaseTTL.String()))
+	}, true, "3306"},
+}
+
+// migrateWorker runs `idforge migrate --worker workerURL`, which creates
+// the SQL worker-ID provider's table, and returns workerURL.
+func migrateWorker(t testing.TB, workerURL string) string {
+	t.Helper()
+	out, err := exec.Command(e2e.Binary(t), "migrate", "--worker", workerURL, "--data", t.TempDir()).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "created idforge_workers") {
+		t.Fatalf("idforge migrate --worker: %v\n%s", err, out)
+	}
+	return workerURL
+}
+
+// Issue 24, item 8: idforge serve never creates a table on a database
+// server. A SQL worker-ID provider on a database without its table stops
+// the node, saying to run idforge migrate, and creates nothing; after
+// `idforge migrate --worker` the node starts.
+func TestServeCreatesNoWorkerTable(t *testing.T) {
+	endToEnd(t, parallel)
+	for _, db := range []struct {
+		name  string
+		url   func(testing.TB) string
+		count func(testing.TB, string) *sql.DB
+	}{{"mariadb", testsvc.MySQL, testsvc.MySQLDB}, {"postgres", testsvc.Postgres, testsvc.PostgresDB}} {
+		t.Run(db.name, func(t *testing.T) {
+			t.Parallel()
+			u := db.url(t)
+			err := e2e.NewNode(t, "--worker", u).Start()
+			if err == nil || !strings.Contains(err.Error(), "run `idforge migrate`") {
+				t.Fatalf("serve on a database without idforge_workers: %v; want it to stop saying to run idforge migrate", err)
+			}
+			var n int
+			if db.count(t, u).QueryRow("SELECT COUNT(*) FROM idforge_workers").Scan(&n) == nil {
+				t.Fatal("serve created idforge_workers")
+			}
+			e2e.StartNode(t, "--worker", migrateWorker(t, u))
+		})
+	}
 }
 
 // workerOf issues a snowflake ID on n and decodes its worker ID.

@@ -1,7 +1,11 @@
 // Package sql hands out snowflake worker IDs held in a table of a
 // MySQL/MariaDB, PostgreSQL or SQLite database, through internal/sqldb.
 //
-// The provider creates its own table when missing (on the first Acquire):
+// On a database server (MySQL, MariaDB, PostgreSQL) `idforge migrate`
+// creates the provider's table (Provider.Migrate), as it creates the
+// stores': Acquire refuses a database without it, saying so, and never
+// creates a table there (unless Config.CreateTable). A SQLite file gets
+// it on the first Acquire:
 //
 //	idforge_workers(worker_id int primary key, owner varchar(255) not null,
 //	                claimed_at timestamp, heartbeat_at timestamp,

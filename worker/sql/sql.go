@@ -45,6 +45,14 @@ type Config struct {
 	StaleAfter time.Duration
 	// Timeout bounds every call to the database. Default DefaultTimeout.
 	Timeout time.Duration
+	// CreateTable lets Acquire create idforge_workers (and the failover
+	// fence idforge_fence) on a MySQL or PostgreSQL server when they are
+	// missing. Without it Acquire refuses a database that lacks
+	// idforge_workers, saying to run `idforge migrate` (Migrate), as the
+	// stores refuse one that lacks their tables: a database server's
+	// schema belongs to its administrators. A SQLite file always gets
+	// its table, as the SQLite store creates its own.
+	CreateTable bool
 	// Name identifies the database in Describe and in the local cache,
 	// whose entries are only used by a provider of the same Name. The
 	// opener uses the URL without its password. When empty, the
@@ -62,6 +70,7 @@ type Provider struct {
 	d    *sqldb.Dialect
 	sql  *statements
 
+	create     bool // Config.CreateTable, or a SQLite file
 	schemaMu   sync.Mutex
 	schemaDone bool
 	// fence is the database's failover fence (sqldb.Fence), set by
@@ -76,13 +85,14 @@ var (
 
 // New returns a Provider for cfg and this node's opts. It does not
 // contact the database: Acquire does, and creates the table when it is
-// missing. When opts.Owner is empty, a random owner unique to this process
-// is used, so a restarted node gets a new ID (or its old one once the row
-// is stale) and cannot resume from the cache. It returns an error wrapping
+// missing only with Config.CreateTable (see Migrate). When opts.Owner is
+// empty, a random owner unique to this process is used, so a restarted
+// node gets a new ID (or its old one once the row is stale) and cannot
+// resume from the cache. It returns an error wrapping
 // idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
 // longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect))}
+	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect)), create: cfg.CreateTable || cfg.Dialect == SQLite}
 	p.held = holder.Holder{
 		Who:     "sql worker",
 		Name:    cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
@@ -139,17 +149,75 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	if max < 0 || max > math.MaxInt32 {
 		return nil, p.held.Invalid("max worker ID %d is outside 0..%d", max, math.MaxInt32)
 	}
-	return p.held.Acquire(ctx, max, p.claim, func() error {
+	claim := p.claim
+	switch err := p.ensureSchema(ctx); {
+	case errors.Is(err, errNotMigrated):
+		return nil, err // not a failure to ride out on a cached ID
+	case err != nil:
+		// The database did not answer: the claim fails the same way,
+		// without waiting for it twice.
+		claim = func(context.Context, int64) (int64, int64, error) { return 0, 0, err }
+	}
+	return p.held.Acquire(ctx, max, claim, func() error {
 		return fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
 			idforge.ErrWorkersExhausted, max+1, max, Table, p.held.TTL)
 	})
 }
 
-// ensureSchema creates the table and its lock row once per Provider.
+// errNotMigrated is wrapped by the error for a database that lacks
+// idforge_workers when the Provider may not create it.
+var errNotMigrated = errors.New("not migrated")
+
+// Migrate creates idforge_workers, its lock row and, on MySQL and
+// PostgreSQL, the failover fence, where they are missing: `idforge
+// migrate`. It reports the tables it created.
+func (p *Provider) Migrate(ctx context.Context) ([]string, error) {
+	had, err := p.hasTable(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.schemaMu.Lock()
+	p.create = true
+	p.schemaMu.Unlock()
+	if err := p.ensureSchema(ctx); err != nil || had {
+		return nil, err
+	}
+	return []string{Table}, nil
+}
+
+// hasTable reports whether idforge_workers holds its lock row; the
+// error is the database's when it does not answer.
+func (p *Provider) hasTable(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
+	defer cancel()
+	if err := p.db.PingContext(ctx); err != nil {
+		return false, fmt.Errorf("sql worker: %s: %w", p.held.Name, err)
+	}
+	var n int64
+	return p.db.QueryRowContext(ctx, p.sql.probe).Scan(&n) == nil && n > 0, nil
+}
+
+// ensureSchema creates the table and its lock row once per Provider, or
+// without Config.CreateTable checks that they are there.
 func (p *Provider) ensureSchema(ctx context.Context) error {
 	p.schemaMu.Lock()
 	defer p.schemaMu.Unlock()
 	if p.schemaDone {
+		return nil
+	}
+	if !p.create {
+		has, err := p.hasTable(ctx)
+		if err != nil {
+			return err
+		}
+		if !has {
+			return fmt.Errorf("%w: sql worker: %s has no table %s: run `idforge migrate` with this worker URL to create it (idforge serve never creates tables on a database server): %w",
+				idforge.ErrInvalidArgument, p.held.Name, Table, errNotMigrated)
+		}
+		if err := p.useFence(ctx, false); err != nil {
+			return err
+		}
+		p.schemaDone = true
 		return nil
 	}
 	var err error
@@ -161,7 +229,7 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 			time.Sleep(time.Duration(attempt) * 20 * time.Millisecond)
 		}
 		if err = p.createSchema(ctx); err == nil {
-			if err = p.ensureFence(ctx); err != nil {
+			if err = p.useFence(ctx, true); err != nil {
 				return err
 			}
 			p.schemaDone = true
@@ -174,12 +242,13 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 	return fmt.Errorf("create table %s: %w", Table, err)
 }
 
-// ensureFence sets up the failover fence on a database server: it creates
-// idforge_fence, recording the server, when the database has none (an
-// existing one, such as the store's in the same database, is left alone),
-// and has claims and renewals check it. An account that may not create it
-// goes without, saying so in the log.
-func (p *Provider) ensureFence(ctx context.Context) error {
+// useFence has claims and renewals check the failover fence of a
+// database server. With create it creates idforge_fence, recording the
+// server, when the database has none (an existing one, such as the
+// store's in the same database, is left alone); without, it uses the one
+// `idforge migrate` created. An account that may not create it, or a
+// database without one, goes unfenced, saying so in the log.
+func (p *Provider) useFence(ctx context.Context, create bool) error {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	f, err := sqldb.NewFence(ctx, p.d, p.db)
@@ -189,9 +258,13 @@ func (p *Provider) ensureFence(ctx context.Context) error {
 	if f == nil {
 		return nil
 	}
-	if err := f.Create(ctx, p.db); err != nil {
+	var made error
+	if create {
+		made = f.Create(ctx, p.db)
+	}
+	if made != nil || !create {
 		if ok, _ := f.Exists(ctx, p.db); !ok {
-			p.held.Logger.Warn("sql worker: no table "+sqldb.FenceTable+" and it cannot be created: worker IDs are not fenced against a fail-over", "err", err)
+			p.held.Logger.Warn("sql worker: no table "+sqldb.FenceTable+": worker IDs are not fenced against a fail-over; run `idforge migrate`", "err", made)
 			return nil
 		}
 	}

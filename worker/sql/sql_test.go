@@ -106,7 +106,47 @@ func workerURL(t *testing.T, b backend, params ...string) string {
 		q.Set(params[i], params[i+1])
 	}
 	u.RawQuery = q.Encode()
-	return u.String()
+	return migrated(t, u.String())
+}
+
+// migrated creates the provider's table in the database of a worker URL,
+// as `idforge migrate` does before nodes start, and returns the URL.
+func migrated(t *testing.T, rawURL string) string {
+	t.Helper()
+	p := workertest.Open(t, rawURL, worker.Options{Logger: quiet})
+	if _, err := p.(*sqlworker.Provider).Migrate(context.Background()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	return rawURL
+}
+
+// Issue 24, item 8: on a database server the provider never creates its
+// table; Acquire refuses, saying to run idforge migrate, which creates it
+// (once: a second run creates nothing). A SQLite file gets it at once.
+func TestTableOnlyByMigrate(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		u := b.fresh(t)
+		p := workertest.Open(t, u, worker.Options{Owner: "n:1", Logger: quiet})
+		if b.down == "" { // SQLite
+			workertest.Acquire(t, p, 3)
+			return
+		}
+		_, err := p.Acquire(context.Background(), 3)
+		if !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "run `idforge migrate`") {
+			t.Fatalf("Acquire on a database without the table: %v; want ErrInvalidArgument saying to run idforge migrate", err)
+		}
+		var n int
+		if rawDB(t, b, u).QueryRowContext(context.Background(), "SELECT COUNT(*) FROM idforge_workers").Scan(&n) == nil {
+			t.Fatal("Acquire created idforge_workers")
+		}
+		for run, want := range []string{sqlworker.Table, ""} {
+			created, err := p.(*sqlworker.Provider).Migrate(context.Background())
+			if err != nil || strings.Join(created, ",") != want {
+				t.Fatalf("Migrate, run %d: %q, %v; want %q", run+1, created, err, want)
+			}
+		}
+		workertest.Acquire(t, p, 3)
+	})
 }
 
 func exec(t *testing.T, db *sql.DB, q string) {
@@ -264,7 +304,7 @@ func TestFailoverNoWorkerIDTwice(t *testing.T) {
 	link := e2e.StartProxy(t, primary.Addr())
 	replica.ReplicateFrom(link.Addr())
 	primary.Exec("CREATE DATABASE idf")
-	u := "mysql://root@" + primary.Addr() + "," + replica.Addr() + "/idf?timeout=1s&stale_after=" + stale.String()
+	u := migrated(t, "mysql://root@"+primary.Addr()+","+replica.Addr()+"/idf?timeout=1s&stale_after="+stale.String())
 
 	first := workertest.Acquire(t, workertest.Open(t, u, worker.Options{Owner: "first:1", Logger: quiet}), 3)
 	// The replica misses the second node's claim.
