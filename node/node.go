@@ -4,7 +4,10 @@
 // a program that embeds idforge opens one the same way and issues from
 // Issuer:
 //
-//	n, err := node.Open(ctx, node.Settings{DataDir: "/var/lib/idforge"})
+//	n, err := node.Open(ctx, node.Settings{
+//		DataDir: "/var/lib/idforge",
+//		Keys:    []node.Key{{Key: idforge.Key{Name: "order"}}}, // created unless there
+//	})
 //	…
 //	defer n.Close()
 //	ids, err := n.Issuer().TakeStrings(ctx, "order", 10)

@@ -110,19 +110,32 @@ spec:
       type: RuntimeDefault
   {{- if and .Values.migrate.enabled (ne (include "idforge.sqlite" .) "true") }}
   initContainers:
-    # idforge migrate creates or upgrades the store's tables (a no-op when
-    # they are current; it can run while other nodes serve). serve itself
-    # never creates tables on a database server.
+    # idforge migrate creates or upgrades the store's tables, and the SQL
+    # worker-ID table (a no-op when they are current; it can run while
+    # other nodes serve). serve itself never creates tables on a database
+    # server.
     - name: migrate
       image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
       imagePullPolicy: {{ .Values.image.pullPolicy }}
-      args: [migrate, --data=/data]
+      args:
+        - migrate
+        - --data=/data
+        {{- if and (eq .Values.mode "deployment") .Values.worker.url }}
+        - --worker={{ .Values.worker.url }}
+        {{- end }}
       env:
         - name: IDFORGE_STORE
           valueFrom:
             secretKeyRef:
               name: {{ include "idforge.secretName" . }}
               key: store-url
+        {{- if and (eq .Values.mode "deployment") .Values.worker.fromStore }}
+        - name: IDFORGE_WORKER
+          valueFrom:
+            secretKeyRef:
+              name: {{ include "idforge.secretName" . }}
+              key: store-url
+        {{- end }}
       resources:
         {{- toYaml .Values.resources | nindent 8 }}
       securityContext:
