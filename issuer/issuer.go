@@ -854,12 +854,17 @@ func (i *Issuer) Key(ctx context.Context, name string) (KeyState, error) {
 	return i.state(k, i.keyDefOrNone(ctx, name)), nil
 }
 
-// Active returns the keys this node has set up, with their live state,
-// without asking the store: cheap enough for every metrics scrape.
+// Active returns the live keys this node has set up, with their live
+// state, without asking the store: cheap enough for every metrics scrape.
+// A retired key is not active: it counts in no readiness and exports no
+// metrics.
 func (i *Issuer) Active() []KeyState {
 	m := i.keys.all()
 	out := make([]KeyState, 0, len(m))
 	for name, e := range m {
+		if e.retiredErr() != nil {
+			continue
+		}
 		st := KeyState{Key: idforge.Key{Name: name, Strategy: e.strategy}}
 		if e.alloc != nil {
 			if stats := e.alloc.Stats(); used(stats) {

@@ -49,8 +49,12 @@ func TestRetireStopsEveryStrategyAtOnce(t *testing.T) {
 			}
 		}
 	}
-	// The keys that were not retired issue on.
+	// The keys that were not retired issue on; the retired segment key
+	// counts in no readiness.
 	f.mustDo(t, "GET", "/v1/ids/filler7", "", 200)
+	if body := f.mustDo(t, "GET", "/readyz?verbose=1", "", 200); strings.Contains(body, `"seg"`) || !strings.Contains(body, `"filler7"`) {
+		t.Errorf("/readyz?verbose=1 after retiring seg: %s", body)
+	}
 }
 
 // mustDo runs a request and fails the test unless it answers status.
