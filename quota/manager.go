@@ -120,11 +120,11 @@ func (m *Manager) Define(ctx context.Context, s Spec) error {
 	}
 	for _, f := range m.file {
 		if f.Name == s.Name {
-			return fmt.Errorf("%w: quota %q is defined in the config file", idforge.ErrKeyExists, s.Name)
+			return fmt.Errorf("%w: quota %q is defined in the configuration file", idforge.ErrKeyExists, s.Name)
 		}
 	}
 	if m.defs == nil {
-		return fmt.Errorf("%w: the store keeps no definitions; declare quotas in the config file", idforge.ErrInvalidArgument)
+		return fmt.Errorf("%w: the store keeps no definitions; declare quotas in the configuration file", idforge.ErrInvalidArgument)
 	}
 	switch d, err := m.defs.Definition(ctx, Kind, s.Name); {
 	case err == nil && d.Retired:
@@ -160,7 +160,7 @@ func (m *Manager) Define(ctx context.Context, s Spec) error {
 func (m *Manager) Retire(ctx context.Context, name string) error {
 	for _, f := range m.file {
 		if f.Name == name {
-			return fmt.Errorf("%w: quota %q is defined in the config file; remove it there", idforge.ErrInvalidArgument, name)
+			return fmt.Errorf("%w: quota %q is defined in the configuration file; remove it there", idforge.ErrInvalidArgument, name)
 		}
 	}
 	if m.defs == nil {
