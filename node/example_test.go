@@ -27,7 +27,7 @@ func Example() {
 	n, err := node.Open(ctx, node.Settings{
 		DataDir: dir,
 		Keys: []node.Key{
-			{Key: idforge.Key{Name: "order"}}, // a segment key, step 1000, from 1: the defaults
+			{Key: idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1}},
 			{Key: idforge.Key{Name: "invoice", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1}, Format: "base62:min=6"},
 		},
 		Logger: slog.New(slog.DiscardHandler),

@@ -202,9 +202,14 @@ type PluginConfig struct {
 // RejectionsConfig is the [rejections] table: the fields of
 // plugin.Rejections, which documents, checks and builds them.
 type RejectionsConfig struct {
-	Log   bool     `toml:"log"`
-	Count bool     `toml:"count"`
-	Keys  []string `toml:"keys"`
+	// Log writes a warning line per refusal: the key, the plugin, how
+	// many IDs were asked for and why.
+	Log bool `toml:"log"`
+	// Count counts refusals in idforge_plugin_rejections_total{plugin,key}.
+	Count bool `toml:"count"`
+	// Keys limits logging and counting to these keys; empty means every
+	// key.
+	Keys []string `toml:"keys"`
 }
 
 // duration is a time.Duration written as "5ms", "15m" in the file.

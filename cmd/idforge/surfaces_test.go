@@ -36,7 +36,7 @@ import (
 
 // The kinds of definition and the surfaces that show them.
 var (
-	surfaceKinds = []string{"segment key", "snowflake key", "uuidv7 key", "ulid key", "source", "balanced source", "counter", "serial", "quota"}
+	surfaceKinds = []string{"segment key", "snowflake key", "uuidv7 key", "ulid key", "uuidv4 key", "source", "balanced source", "counter", "serial", "quota"}
 	surfaceNames = []string{"http", "grpc", "client", "cli", "page", "readyz", "metrics", "doctor"}
 )
 
@@ -79,6 +79,12 @@ func TestOneTruthOnEverySurface(t *testing.T) {
 			t.Fatalf("surfaceCells covers %s, which is no kind of surfaceKinds", kind)
 		}
 	}
+	// Every strategy a key can have (the API's enum) is a kind.
+	for v := range idforgev1.Strategy_name {
+		if s, ok := grpcwire.FromStrategy(idforgev1.Strategy(v)); ok && s != idforge.StrategySource && !slices.Contains(surfaceKinds, string(s)+" key") {
+			t.Fatalf("keys of strategy %s are no kind of surfaceKinds", s)
+		}
+	}
 
 	dir := t.TempDir()
 	store := "sqlite://" + filepath.ToSlash(filepath.Join(dir, "shared.db"))
@@ -95,6 +101,7 @@ func TestOneTruthOnEverySurface(t *testing.T) {
 		{"/v1/keys", `{"key":"a-snow","strategy":"snowflake"}`},
 		{"/v1/keys", `{"key":"a-u7","strategy":"uuidv7"}`},
 		{"/v1/keys", `{"key":"a-ul","strategy":"ulid"}`},
+		{"/v1/keys", `{"key":"a-u4","strategy":"uuidv4"}`},
 		{"/v1/keys", `{"key":"qa-1"}`},
 		{"/v1/sources", `{"name":"a-src","url":"sqlrow+sqlite:a-src.db?name=a"}`},
 		{"/v1/sources", `{"name":"a-bal","balance":["sqlrow+sqlite:a-bal1.db?name=a","sqlrow+sqlite:a-bal2.db?name=a"]}`},
@@ -247,6 +254,9 @@ strategy = "uuidv7"
 name = "f-ul"
 strategy = "ulid"
 [[keys]]
+name = "f-u4"
+strategy = "uuidv4"
+[[keys]]
 name = "qf-1"
 
 [[sources]]
@@ -279,7 +289,7 @@ func surfaceDefs() []*surfaceDef {
 	var defs []*surfaceDef
 	for _, o := range []struct{ origin, p string }{{"file", "f"}, {"api", "a"}} {
 		p := o.p
-		for _, k := range []struct{ strategy, suffix string }{{"segment", "seg"}, {"snowflake", "snow"}, {"uuidv7", "u7"}, {"ulid", "ul"}} {
+		for _, k := range []struct{ strategy, suffix string }{{"segment", "seg"}, {"snowflake", "snow"}, {"uuidv7", "u7"}, {"ulid", "ul"}, {"uuidv4", "u4"}} {
 			name := p + "-" + k.suffix
 			defs = append(defs, &surfaceDef{kind: k.strategy + " key", name: name, origin: o.origin, strategy: k.strategy,
 				issue: "/v1/ids/" + name, liveStatus: 200, retiredStatus: 409, retire: "/v1/keys/" + name})

@@ -18,7 +18,7 @@ func TestRetireStopsEveryStrategyAtOnce(t *testing.T) {
 		f.mustDo(t, "POST", "/v1/keys", `{"key":"`+key+`"}`, 201)
 		f.mustDo(t, "GET", "/v1/ids/"+key, "", 200)
 	}
-	keys := map[string]string{"seg": "segment", "snow": "snowflake", "u7": "uuidv7", "ul": "ulid"}
+	keys := map[string]string{"seg": "segment", "snow": "snowflake", "u7": "uuidv7", "ul": "ulid", "u4": "uuidv4"}
 	for key, strategy := range keys {
 		f.mustDo(t, "POST", "/v1/keys", `{"key":"`+key+`","strategy":"`+strategy+`"}`, 201)
 		f.mustDo(t, "GET", "/v1/ids/"+key+"?count=3", "", 200)
@@ -34,6 +34,7 @@ func TestRetireStopsEveryStrategyAtOnce(t *testing.T) {
 		"snow": {"/v1/ids/snow", "/v1/ids/snow?count=5", "/v1/ids/snow?format=hex", "/api/snowflake/get/snow", "/v1/serials/bysnow"},
 		"u7":   {"/v1/ids/u7", "/v1/ids/u7?count=5"},
 		"ul":   {"/v1/ids/ul", "/v1/ids/ul?count=5"},
+		"u4":   {"/v1/ids/u4", "/v1/ids/u4?count=5"},
 	}
 	for key := range keys {
 		if status, body, _ := f.do(t, "DELETE", "/v1/keys/"+key, ""); status != 200 || !strings.Contains(body, `"retired":true`) {
