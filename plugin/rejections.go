@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -36,26 +35,6 @@ func (r Rejections) Check() error {
 		return invalid("keys limits what is logged or counted; set log or count (or both)")
 	}
 	return checkKeys(r.Keys)
-}
-
-// String describes r for operators (/v1/node): "refuse", or what is done
-// besides and for which keys, e.g. "refuse, log and count (keys order, bill)".
-func (r Rejections) String() string {
-	var does []string
-	if r.Log {
-		does = append(does, "log")
-	}
-	if r.Count {
-		does = append(does, "count")
-	}
-	s := "refuse"
-	if len(does) > 0 {
-		s += ", " + strings.Join(does, " and ")
-	}
-	if len(r.Keys) > 0 && len(does) > 0 {
-		s += fmt.Sprintf(" (keys %s)", strings.Join(r.Keys, ", "))
-	}
-	return s
 }
 
 // Handler builds r's RejectionHandler: DefaultRejection's error, logged
