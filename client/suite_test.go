@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -253,14 +254,18 @@ func testSerialNumbers(t *testing.T, c Client) {
 		{"bill", 1, nil, []string{"B0001"}},
 		{"bill", 3, nil, []string{"B0002", "B0003", "B0004"}},
 		{"job", 2, map[string]string{"area": "010"}, []string{"010-0005", "010-0006"}},
-		// A parameter the template does not use is ignored.
-		{"job", 1, map[string]string{"area": "7", "unused": "x"}, []string{"7-0007"}},
+		{"job", 1, map[string]string{"area": "7"}, []string{"7-0007"}},
 		{"bill", 1, map[string]string{}, []string{"B0008"}},
 	} {
 		got, err := c.NextSerial(ctx, tc.name, tc.n, tc.params)
 		if err != nil || !slices.Equal(got, tc.want) {
 			t.Fatalf("NextSerial(%s, %d, %v) = %q, %v; want %q", tc.name, tc.n, tc.params, got, err, tc.want)
 		}
+	}
+	// A parameter the template does not read is refused in every mode,
+	// as a misspelt one would otherwise be ignored; nothing is drawn.
+	if got, err := c.NextSerial(ctx, "job", 1, map[string]string{"area": "7", "unused": "x"}); !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), `"unused"`) {
+		t.Fatalf("NextSerial(job) with an unread parameter = %q, %v; want ErrInvalidArgument naming it", got, err)
 	}
 	many, err := c.NextSerial(ctx, "bill", 100, nil)
 	if err != nil || len(many) != 100 || many[0] != "B0009" || many[99] != "B0108" {

@@ -354,12 +354,13 @@ func (d *doctor) checkStore(ctx context.Context) {
 	} else {
 		d.add(OK, "schema", "", "%s keeps no schema (%s)", name, schema)
 	}
+	// Which keys are retired, as every node reads it (issuer.Issuer.Keys).
+	iss := issuer.New(st, nil, issuer.Settings{Logger: d.Node.Logger})
+	states, _ := iss.Keys(ctx)
+	iss.Close()
 	retired := map[string]bool{}
-	if ds, ok := st.(idforge.DefinitionStore); ok {
-		defs, _ := ds.Definitions(ctx, issuer.KindKey) // a store without definitions has retired nothing
-		for _, def := range defs {
-			retired[def.Name] = def.Retired
-		}
+	for _, k := range states {
+		retired[k.Name] = k.Retired
 	}
 	for _, k := range keys {
 		switch {
