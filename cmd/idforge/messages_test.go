@@ -147,14 +147,15 @@ func TestServeAddressErrors(t *testing.T) {
 // TestHelpListsEverySource: the --worker and --store help of every
 // command that takes them names every scheme the worker and store
 // registries know, so a new coordinator or backend cannot be missing.
-// Commands that only read or define take no --worker.
+// Commands that only read or define take no --worker; migrate takes it
+// for the table of a SQL worker-ID provider.
 func TestHelpListsEverySource(t *testing.T) {
 	for _, tc := range []struct {
 		args   []string
 		worker bool
 	}{
 		{[]string{"serve"}, true}, {[]string{"next"}, true}, {[]string{"serial"}, true},
-		{[]string{"keys", "create"}, false}, {[]string{"keys", "list"}, false}, {[]string{"migrate"}, false},
+		{[]string{"keys", "create"}, false}, {[]string{"keys", "list"}, false}, {[]string{"migrate"}, true},
 	} {
 		code, _, help := runCmd(t, env(nil), append(tc.args, "-h")...)
 		if code != 0 {

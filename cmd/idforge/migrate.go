@@ -47,14 +47,11 @@ func withAdminStore(ctx context.Context, nf *nodeFlags, getenv func(string) stri
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	fs := newFlagSet("migrate", stderr)
 	nf := newStoreFlags(fs)
-	fs.StringVar(&nf.worker, "worker", "", "worker-ID provider whose table to create too: mysql://…, postgres://… (as serve takes it); env IDFORGE_WORKER")
+	fs.StringVar(&nf.worker, "worker", "", workerHelp()+"; migrate creates the idforge_workers table of a mysql:// or postgres:// one")
 	if _, err := parseArgs(fs, args, 0, "no arguments"); err != nil {
 		return err
 	}
-	if err := migrateWorker(ctx, nf, getenv, stdout, stderr); err != nil {
-		return err
-	}
-	return withAdminStore(ctx, nf, getenv, stderr, func(st idforge.Store, url string) error {
+	err := withAdminStore(ctx, nf, getenv, stderr, func(st idforge.Store, url string) error {
 		m, ok := st.(idforge.Migrator)
 		if !ok {
 			fmt.Fprintf(stdout, "%s keeps no schema; nothing to migrate\n", dsn.RedactedString(url))
@@ -79,6 +76,10 @@ func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	return migrateWorker(ctx, nf, getenv, stdout, stderr)
 }
 
 // migrateWorker creates the table of the configured worker-ID provider

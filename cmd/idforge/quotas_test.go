@@ -56,7 +56,7 @@ func TestQuotasCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "10 per minute") || !strings.Contains(out, "legacy-closed") || !strings.Contains(out, "file") {
 		t.Fatalf("list: exit %d: %s", code, out)
 	}
-	if code, out := cli("quotas", "retire", "legacy-closed"); code != 2 || !strings.Contains(out, "config file") {
+	if code, out := cli("quotas", "retire", "legacy-closed"); code != 2 || !strings.Contains(out, "configuration file") {
 		t.Fatalf("retire a file quota: exit %d: %s", code, out)
 	}
 	if code, out := cli("quotas", "retire", "orders"); code != 0 || !strings.Contains(out, `"retired": true`) {

@@ -676,6 +676,7 @@ var surfaceCells = map[string]map[string]surfaceCell{
 	"snowflake key":   keyCells("snowflake"),
 	"uuidv7 key":      keyCells("uuidv7"),
 	"ulid key":        keyCells("ulid"),
+	"uuidv4 key":      keyCells("uuidv4"),
 	"source":          sourceCells(false),
 	"balanced source": sourceCells(true),
 	"counter": {
