@@ -138,18 +138,25 @@ func New(c Config) (*Authenticator, error) {
 	}
 	a := &Authenticator{now: time.Now}
 	seen := make(map[[sha256.Size]byte]int, len(c.Tokens))
+	names := make(map[string]int, len(c.Tokens))
 	for i, t := range c.Tokens {
 		role, burst, err := t.check(i)
 		if err != nil {
 			return nil, err
 		}
+		// A quota or a log names a token: two of one name would be one
+		// caller to them, whichever secret was presented.
+		if j, dup := names[t.callerName(i)]; dup {
+			return nil, configErr("%s has the same name as %s%s: give each token its own name", t.name(i), c.Tokens[j].name(j), t.fromEnv())
+		}
+		names[t.callerName(i)] = i
 		secret, err := t.secret(i)
 		if err != nil {
 			return nil, err
 		}
 		e := &entry{digest: sha256.Sum256([]byte(secret)), caller: Caller{Name: t.callerName(i), Role: role}}
 		if j, dup := seen[e.digest]; dup {
-			return nil, configErr("%s has the same token as %s", t.name(i), c.Tokens[j].name(j))
+			return nil, configErr("%s has the same token as %s%s: define each token once", t.name(i), c.Tokens[j].name(j), t.fromEnv())
 		}
 		seen[e.digest] = i
 		if len(t.Keys) > 0 {

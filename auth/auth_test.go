@@ -80,6 +80,8 @@ func TestNew(t *testing.T) {
 		{"env empty", tok(func(t *Token) { t.Token = "env:EMPTY" }), ErrInvalidConfig, "EMPTY is not set"},
 		{"env no name", tok(func(t *Token) { t.Token = "env:" }), ErrInvalidConfig, "names no environment variable"},
 		{"duplicate", Config{Tokens: []Token{{Name: "a", Token: adminTok}, {Name: "b", Token: adminTok}}}, ErrInvalidConfig, `"b") has the same token as tokens[0] ("a")`},
+		{"duplicate name", Config{Tokens: []Token{{Name: "a", Token: adminTok}, {Name: "a", Token: issueTok}}}, ErrInvalidConfig, `tokens[1] ("a") has the same name as tokens[0] ("a"): give each token its own name`},
+		{"name of a position", Config{Tokens: []Token{{Token: adminTok}, {Name: "tokens[0]", Token: issueTok}}}, ErrInvalidConfig, "has the same name as tokens[0]"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,6 +126,39 @@ func TestFromEnv(t *testing.T) {
 	}
 	if (Config{}).Configured() || !c.Configured() {
 		t.Error("Configured is wrong")
+	}
+}
+
+// TestFromEnvDefinedTwice: a token the environment adds that the file
+// defines too (by its secret or its name), or the same secret in both
+// variables, is refused at start with where the second copy comes from.
+func TestFromEnvDefinedTwice(t *testing.T) {
+	const secret = "env-secret-0123456789"
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		file []Token
+		msg  string
+	}{
+		{"file reads the variable too", map[string]string{EnvToken: secret}, []Token{{Name: "ops", Token: "env:" + EnvToken, Role: RoleAdmin}},
+			`tokens[1] ("IDFORGE_TOKEN") has the same token as tokens[0] ("ops") (IDFORGE_TOKEN is set in the environment`},
+		{"file repeats the secret", map[string]string{EnvIssueToken: secret}, []Token{{Name: "ops", Token: secret}},
+			`tokens[1] ("IDFORGE_ISSUE_TOKEN") has the same token as tokens[0] ("ops") (IDFORGE_ISSUE_TOKEN is set`},
+		{"file uses the name", map[string]string{EnvToken: secret}, []Token{{Name: EnvToken, Token: issueTok}},
+			`tokens[1] ("IDFORGE_TOKEN") has the same name as tokens[0] ("IDFORGE_TOKEN")`},
+		{"both variables alike", map[string]string{EnvToken: secret, EnvIssueToken: secret}, nil,
+			`tokens[1] ("IDFORGE_ISSUE_TOKEN") has the same token as tokens[0] ("IDFORGE_TOKEN")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setEnv(t, tc.env)
+			_, err := New(FromEnv(Config{Tokens: tc.file}))
+			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.msg) {
+				t.Fatalf("New(FromEnv) = %v; want ErrInvalidConfig saying %q", err, tc.msg)
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("error %q reveals the token", err)
+			}
+		})
 	}
 }
 

@@ -84,7 +84,8 @@ var lookupEnv = os.LookupEnv
 // FromEnv returns c with the tokens of the environment added: an admin
 // token from IDFORGE_TOKEN and an issue token from IDFORGE_ISSUE_TOKEN,
 // each when the variable is set and not empty. The added tokens refer to
-// the variables ("env:IDFORGE_TOKEN"); New reads them.
+// the variables ("env:IDFORGE_TOKEN"); New reads them, and refuses one the
+// file defines too (the same secret or name), as any token defined twice.
 func FromEnv(c Config) Config {
 	out := Config{Tokens: append([]Token(nil), c.Tokens...)}
 	for _, e := range []struct {
@@ -96,6 +97,14 @@ func FromEnv(c Config) Config {
 		}
 	}
 	return out
+}
+
+// fromEnv explains, for a token FromEnv added, where it comes from.
+func (t Token) fromEnv() string {
+	if t.Token == envPrefix+t.Name && (t.Name == EnvToken || t.Name == EnvIssueToken) {
+		return fmt.Sprintf(" (%s is set in the environment, which adds it as a token; unset it or drop the entry that repeats it)", t.Name)
+	}
+	return ""
 }
 
 // Names returns the names the tokens of c are known by (Caller.Name): a
