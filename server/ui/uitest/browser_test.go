@@ -56,6 +56,7 @@ func newNodeWith(t *testing.T, withAuth bool, sources map[string]idforge.Generat
 		{Name: "waybill", Strategy: idforge.StrategySegment, Step: 500, MaxID: 1000},
 		{Name: "idle", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1},
 		{Name: "msg", Strategy: idforge.StrategySnowflake},
+		{Name: "trace", Strategy: idforge.StrategyUUIDv7},
 	} {
 		if err := st.CreateKey(ctx, k); err != nil {
 			t.Fatal(err)
@@ -231,8 +232,8 @@ func TestPageInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows != 4 {
-		t.Errorf("%d rows, want 4 (order, waybill, idle, msg)", rows)
+	if rows != 5 {
+		t.Errorf("%d rows, want 5 (order, waybill, idle, msg, trace)", rows)
 	}
 
 	// order: 250 of its first segment [1, 1001) used.
@@ -257,9 +258,12 @@ func TestPageInChromium(t *testing.T) {
 		`#keys tr[data-key="order"] td.step`:   "stored 1,000",
 		`#keys tr[data-key="order"] td.left`:   " s",
 		`#keys tr[data-key="idle"] td.current`: "not used on this node",
-		`#snowflake dd[data-field="layout"]`:   "time:41,datacenter:5,worker:5,sequence:12",
-		`#snowflake dd[data-field="expires"]`:  "2080-07-10",
-		`#snowflake dd[data-field="lease"]`:    "unlimited",
+		// Each strategy says where its values come from.
+		`#keys tr[data-key="msg"] td.current`:   "the node's generator, below",
+		`#keys tr[data-key="trace"] td.current`: "time and random bits, made on each request",
+		`#snowflake dd[data-field="layout"]`:    "time:41,datacenter:5,worker:5,sequence:12",
+		`#snowflake dd[data-field="expires"]`:   "2080-07-10",
+		`#snowflake dd[data-field="lease"]`:     "unlimited",
 		// The node's clock against the browser's: both are this machine's.
 		`#snowflake dd[data-field="clock offset"]`: " ms against this browser",
 	} {
