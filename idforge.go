@@ -266,6 +266,22 @@ type PeriodReporter interface {
 	CountsPer() (period string, loc *time.Location)
 }
 
+// Unpacked is a date-packed number (a source with date_packed, the Redis
+// order-number scheme) decoded by explain: the period it was counted in
+// and its count, the same on every surface.
+type Unpacked struct {
+	ID     int64
+	Source string
+	// Time is the start of the period, in Zone's local time.
+	Time time.Time
+	// Period is the counter's: "second", "minute", "hour", "day" or
+	// "month"; Zone the IANA zone whose calendar it follows.
+	Period, Zone string
+	Count        int64
+	// Bits is how many low bits hold the count.
+	Bits int
+}
+
 // Serial is the definition of a serial number: a template (see package
 // serial) that renders business numbers such as 2017030400001.
 type Serial struct {

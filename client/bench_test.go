@@ -106,6 +106,10 @@ func (l *localConn) explain(ctx context.Context, id int64) (Explanation, error) 
 	return Explanation{}, nil
 }
 
+func (l *localConn) explainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error) {
+	return idforge.Unpacked{}, nil
+}
+
 func (l *localConn) key(ctx context.Context, key string) (idforge.Key, error) {
 	return idforge.Key{Name: key, Strategy: idforge.StrategySegment}, nil
 }

@@ -44,6 +44,13 @@ type Client interface {
 	// answering) node; a negative ID or one the layout cannot have made
 	// is an error wrapping idforge.ErrInvalidArgument.
 	Explain(ctx context.Context, id int64) (Explanation, error)
+	// ExplainPacked decodes id, a number of the server's date-packed
+	// source named source, into the period it was counted in and its
+	// count. An unknown source is an error wrapping
+	// idforge.ErrUnknownKey; a source that is not date-packed, or a
+	// number that is not one of its, one wrapping
+	// idforge.ErrInvalidArgument.
+	ExplainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error)
 	// Stream issues key's IDs in batches of batch IDs (batch ≥ 1, at
 	// most the server's maximum) for as long as the caller ranges over
 	// it: the bulk form, for a consumer that wants millions of IDs.

@@ -24,6 +24,8 @@ type Issuer interface {
 	// Snowflake returns the issuer's snowflake generator, nil when it has
 	// none; Explain decodes with its layout.
 	Snowflake() *snowflake.Generator
+	// ExplainPacked decodes a number of a date-packed source.
+	ExplainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error)
 }
 
 // embedded is a Client over an issuer in this process.
@@ -79,6 +81,13 @@ func (e *embedded) Explain(ctx context.Context, id int64) (Explanation, error) {
 		return Explanation{}, fmt.Errorf("%w: the issuer runs no snowflake generator", idforge.ErrUnavailable)
 	}
 	return explanation(g.Layout(), id)
+}
+
+func (e *embedded) ExplainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error) {
+	if e.closed.Load() {
+		return idforge.Unpacked{}, errClosed
+	}
+	return e.iss.ExplainPacked(ctx, source, id)
 }
 
 func (e *embedded) Key(key string) idforge.BatchGenerator { return keyGen{e, key} }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -14,6 +15,7 @@ import (
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
 	"github.com/idforge/idforge/internal/grpcerr"
 	"github.com/idforge/idforge/internal/grpcwire"
+	"github.com/idforge/idforge/internal/httpwire"
 )
 
 // NewGRPC returns a Client talking to the IDForge gRPC service on the
@@ -125,6 +127,17 @@ func (g *grpcConn) explain(ctx context.Context, id int64) (Explanation, error) {
 		ex.Fixed = nil
 	}
 	return ex, nil
+}
+
+func (g *grpcConn) explainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error) {
+	r, err := g.api.Explain(ctx, &idforgev1.ExplainRequest{Id: id, Source: source})
+	if err != nil {
+		return idforge.Unpacked{}, g.errorOf(err)
+	}
+	p := r.GetDatePacked()
+	a := httpwire.Unpacked{ID: strconv.FormatInt(r.GetId(), 10), Source: p.GetSource(), Time: r.GetTime().AsTime(),
+		Period: p.GetPeriod(), Zone: p.GetZone(), Count: p.GetCount(), Bits: int(p.GetBits())}
+	return a.Unpacked()
 }
 
 func (g *grpcConn) key(ctx context.Context, key string) (idforge.Key, error) {

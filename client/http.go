@@ -227,6 +227,14 @@ func (h *httpConn) explain(ctx context.Context, id int64) (Explanation, error) {
 	return Explanation{ID: id, Parts: a.Parts(), Layout: a.Layout, Expires: a.Expires.UTC()}, nil
 }
 
+func (h *httpConn) explainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error) {
+	var a httpwire.Unpacked
+	if err := h.get(ctx, "/v1/explain/"+strconv.FormatInt(id, 10)+"?source="+url.QueryEscape(source), &a); err != nil {
+		return idforge.Unpacked{}, err
+	}
+	return a.Unpacked()
+}
+
 func (h *httpConn) key(ctx context.Context, key string) (idforge.Key, error) {
 	var a httpwire.Key
 	if err := h.get(ctx, "/v1/keys/"+url.PathEscape(key), &a); err != nil {

@@ -29,6 +29,7 @@ type conn interface {
 	nextStrings(ctx context.Context, key string, n int) ([]string, error)
 	nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
 	explain(ctx context.Context, id int64) (Explanation, error)
+	explainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error)
 	key(ctx context.Context, key string) (idforge.Key, error)
 	updateKey(ctx context.Context, key string, c idforge.KeyChange) error
 	retireKey(ctx context.Context, key string) error
@@ -245,6 +246,10 @@ func (r *remote) NextSerial(ctx context.Context, name string, n int, params map[
 
 func (r *remote) Explain(ctx context.Context, id int64) (Explanation, error) {
 	return call(ctx, r, func(ctx context.Context, c conn) (Explanation, error) { return c.explain(ctx, id) })
+}
+
+func (r *remote) ExplainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error) {
+	return call(ctx, r, func(ctx context.Context, c conn) (idforge.Unpacked, error) { return c.explainPacked(ctx, source, id) })
 }
 
 // key asks a node for key's strategy and order.

@@ -248,6 +248,8 @@ func TestAnswersMatchTheDocument(t *testing.T) {
 		{method: "PATCH", path: "/v1/keys/gone", body: `{"step":5}`, token: adminToken, status: 409, code: "retired"},
 		{method: "POST", path: "/v1/keys", body: `{"key":"gone"}`, token: adminToken, status: 409, code: "key_exists"},
 		{method: "GET", path: "/v1/explain/abc", token: adminToken, status: 400, code: "invalid_argument"},
+		// This issuer serves no definitions: no date-packed source.
+		{method: "GET", path: "/v1/explain/1?source=orders", token: adminToken, status: 400, code: "invalid_argument"},
 		{method: "GET", path: "/healthz", status: 200},
 		{method: "GET", path: "/v1/ids/ha", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/health/sources", token: adminToken, status: 200},

@@ -4,16 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/internal/strictjson"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
-	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -130,59 +131,41 @@ func cmdExplain(ctx context.Context, args []string, stdout, stderr io.Writer, ge
 }
 
 // explainPacked decodes id, a number of the date-packed source name, into
-// the period it was counted in and its count.
+// the period it was counted in and its count, as the API does: a source
+// of the file without opening anything, one of the API through the store.
 func explainPacked(ctx context.Context, nf *nodeFlags, getenv func(string) string, stdout, stderr io.Writer, name, arg string, asJSON bool) error {
-	cfg, err := nf.load(getenv)
-	if err != nil {
-		return err
-	}
-	var src node.Source
-	found := false
-	for _, sc := range cfg.Sources {
-		if sc.Name == name {
-			src, found = sc.source(), true
-		}
-	}
-	if !found {
-		err := withOpen(func() (*catalog, error) { return openCatalog(ctx, cfg, stderr) }, func(c *catalog) error {
-			d, err := c.issuer.Defined(ctx, issuer.KindSource, name)
-			if err != nil {
-				return err
-			}
-			src.Name = name
-			return src.UnmarshalJSON([]byte(d.Spec))
-		})
-		if err != nil {
-			return err
-		}
-	}
-	if src.DatePacked == "" {
-		return usageErr("source %q is not date-packed; explain decodes date-packed numbers and snowflake IDs", name)
-	}
-	k, err := sequence.ParsePacking(src.DatePacked, src.Bits)
-	if err != nil {
-		return exitErr(err)
-	}
 	id, err := strconv.ParseInt(arg, 10, 64)
 	if err != nil {
 		return usageErr("number %q is not a 64-bit decimal number", arg)
 	}
-	start, n, err := k.Unpack(id)
+	cfg, err := nf.load(getenv)
+	if err != nil {
+		return err
+	}
+	var u idforge.Unpacked
+	if i := slices.IndexFunc(cfg.Sources, func(sc SourceConfig) bool { return sc.Name == name }); i >= 0 {
+		spec, _ := cfg.Sources[i].source().MarshalJSON()
+		u, err = issuer.ExplainPacked(issuer.Defined{Definition: idforge.Definition{Kind: issuer.KindSource, Name: name, Spec: string(spec)}}, id)
+	} else {
+		err = withOpen(func() (*catalog, error) { return openCatalog(ctx, cfg, stderr) }, func(c *catalog) (err error) {
+			u, err = c.issuer.ExplainPacked(ctx, name, id)
+			return err
+		})
+	}
 	if err != nil {
 		return exitErr(err)
 	}
 	if asJSON {
 		enc := strictjson.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"id": arg, "source": name, "time": start.Format(time.RFC3339), "period": k.Period.String(),
-			"zone": k.Location.String(), "count": n, "bits": k.Bits})
+		return enc.Encode(httpwire.NewUnpacked(u))
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "id\t%d\n", id)
 	fmt.Fprintf(tw, "source\t%s (date-packed)\n", name)
-	fmt.Fprintf(tw, "time\t%s (the %s counted in, %s)\n", start.Format(time.RFC3339), k.Period, k.Location)
-	fmt.Fprintf(tw, "count\t%d\n", n)
-	fmt.Fprintf(tw, "bits\t%d (at most %d a %s)\n", k.Bits, k.Cap(), k.Period)
+	fmt.Fprintf(tw, "time\t%s (the %s counted in, %s)\n", u.Time.Format(time.RFC3339), u.Period, u.Zone)
+	fmt.Fprintf(tw, "count\t%d\n", u.Count)
+	fmt.Fprintf(tw, "bits\t%d (at most %d a %s)\n", u.Bits, int64(1)<<u.Bits-1, u.Period)
 	return tw.Flush()
 }
 

@@ -5,8 +5,10 @@
 package httpwire
 
 import (
+	"strconv"
 	"time"
 
+	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -61,6 +63,33 @@ func NewExplain(id string, l snowflake.Layout, p snowflake.Parts) Explain {
 		Datacenter: p.Datacenter, Worker: p.Worker, Sequence: p.Sequence,
 		Fixed: p.Fixed, Expires: l.Expires(),
 	}
+}
+
+// Unpacked is the answer of GET /v1/explain/{id}?source=NAME (and of
+// idforge explain --source --json): a date-packed number decoded.
+type Unpacked struct {
+	ID     string    `json:"id"`
+	Source string    `json:"source"`
+	Time   time.Time `json:"time"`
+	Period string    `json:"period"`
+	Zone   string    `json:"zone"`
+	Count  int64     `json:"count"`
+	Bits   int       `json:"bits"`
+}
+
+// NewUnpacked returns the answer for u.
+func NewUnpacked(u idforge.Unpacked) Unpacked {
+	return Unpacked{ID: strconv.FormatInt(u.ID, 10), Source: u.Source, Time: u.Time, Period: u.Period, Zone: u.Zone, Count: u.Count, Bits: u.Bits}
+}
+
+// Unpacked returns the number a explains, its time in its zone when this
+// machine knows the zone.
+func (a Unpacked) Unpacked() (idforge.Unpacked, error) {
+	id, err := strconv.ParseInt(a.ID, 10, 64)
+	if loc, lerr := time.LoadLocation(a.Zone); lerr == nil {
+		a.Time = a.Time.In(loc)
+	}
+	return idforge.Unpacked{ID: id, Source: a.Source, Time: a.Time, Period: a.Period, Zone: a.Zone, Count: a.Count, Bits: a.Bits}, err
 }
 
 // Parts returns the fields of the ID e explains, its time in UTC.

@@ -368,8 +368,17 @@ func (s *Server) layout() (snowflake.Layout, error) {
 	return g.Layout(), nil
 }
 
-// Explain decodes a snowflake ID with the node's layout.
+// Explain decodes a snowflake ID with the node's layout, or a number of
+// the date-packed source req names.
 func (s *Server) Explain(ctx context.Context, req *idforgev1.ExplainRequest) (*idforgev1.ExplainResponse, error) {
+	if req.GetSource() != "" {
+		u, err := s.iss.ExplainPacked(ctx, req.GetSource(), req.GetId())
+		if err != nil {
+			return nil, s.toStatus("Explain", err)
+		}
+		return &idforgev1.ExplainResponse{Id: u.ID, Time: timestamppb.New(u.Time), UnixMs: u.Time.UnixMilli(), DatePacked: &idforgev1.DatePacked{
+			Source: u.Source, Period: u.Period, Zone: u.Zone, Count: u.Count, Bits: int32(u.Bits)}}, nil
+	}
 	l, err := s.layout()
 	if err != nil {
 		return nil, s.toStatus("Explain", err)

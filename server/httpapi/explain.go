@@ -56,7 +56,24 @@ func (h *handler) explainID(s string) (int64, snowflake.Layout, snowflake.Parts,
 	return id, l, p, err
 }
 
+// explain decodes a snowflake ID, or with source= a number of that
+// date-packed source.
 func (h *handler) explain(c v1Call) (any, error) {
+	source, err := queryValue(c.q, "source")
+	if err != nil {
+		return nil, err
+	}
+	if c.q.Has("source") {
+		id, err := parseID(c.r.PathValue("id"))
+		if err != nil {
+			return nil, err
+		}
+		u, err := h.iss.ExplainPacked(c.ctx, source, id)
+		if err != nil {
+			return nil, err
+		}
+		return httpwire.NewUnpacked(u), nil
+	}
 	id, l, p, err := h.explainID(c.r.PathValue("id"))
 	if err != nil {
 		return nil, err

@@ -38,7 +38,7 @@ var v1Routes = []v1Route{
 	{"GET", "/v1/keys", (*handler).keys, []string{"limit", "after"}},
 	{"POST", "/v1/keys", (*handler).createKey, nil},
 	{"GET,PATCH,DELETE", "/v1/keys/{key}", (*handler).keyRoute, nil}, // keyadmin.go
-	{"GET", "/v1/explain/{id}", (*handler).explain, nil},
+	{"GET", "/v1/explain/{id}", (*handler).explain, []string{"source"}},
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},

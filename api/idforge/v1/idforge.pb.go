@@ -721,7 +721,10 @@ func (x *StreamResponse) GetRanges() []*Range {
 type ExplainRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// id must be non-negative.
-	Id            int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Id int64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// source, when set, names a date-packed source (date_packed=) whose
+	// number id is: the answer is its period (time) and date_packed.
+	Source        string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -763,6 +766,94 @@ func (x *ExplainRequest) GetId() int64 {
 	return 0
 }
 
+func (x *ExplainRequest) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+// DatePacked is a date-packed number decoded: the answer's time is the
+// start of the period it was counted in.
+type DatePacked struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Source string                 `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	// period is the counter's: second, minute, hour, day or month.
+	Period string `protobuf:"bytes,2,opt,name=period,proto3" json:"period,omitempty"`
+	// zone is the IANA zone whose calendar the period follows.
+	Zone  string `protobuf:"bytes,3,opt,name=zone,proto3" json:"zone,omitempty"`
+	Count int64  `protobuf:"varint,4,opt,name=count,proto3" json:"count,omitempty"`
+	// bits is how many low bits hold the count.
+	Bits          int32 `protobuf:"varint,5,opt,name=bits,proto3" json:"bits,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DatePacked) Reset() {
+	*x = DatePacked{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DatePacked) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DatePacked) ProtoMessage() {}
+
+func (x *DatePacked) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DatePacked.ProtoReflect.Descriptor instead.
+func (*DatePacked) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DatePacked) GetSource() string {
+	if x != nil {
+		return x.Source
+	}
+	return ""
+}
+
+func (x *DatePacked) GetPeriod() string {
+	if x != nil {
+		return x.Period
+	}
+	return ""
+}
+
+func (x *DatePacked) GetZone() string {
+	if x != nil {
+		return x.Zone
+	}
+	return ""
+}
+
+func (x *DatePacked) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *DatePacked) GetBits() int32 {
+	if x != nil {
+		return x.Bits
+	}
+	return 0
+}
+
 type ExplainResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Id    int64                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -781,14 +872,17 @@ type ExplainResponse struct {
 	// e.g. "time:41,datacenter:5,worker:5,sequence:12,unit=1ms,epoch=…".
 	Layout string `protobuf:"bytes,9,opt,name=layout,proto3" json:"layout,omitempty"`
 	// expires is when the layout's time bits run out.
-	Expires       *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expires,proto3" json:"expires,omitempty"`
+	Expires *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=expires,proto3" json:"expires,omitempty"`
+	// date_packed is set, and the snowflake fields are not, when the
+	// request named a source.
+	DatePacked    *DatePacked `protobuf:"bytes,11,opt,name=date_packed,json=datePacked,proto3" json:"date_packed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -800,7 +894,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -813,7 +907,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExplainResponse) GetId() int64 {
@@ -886,6 +980,13 @@ func (x *ExplainResponse) GetExpires() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ExplainResponse) GetDatePacked() *DatePacked {
+	if x != nil {
+		return x.DatePacked
+	}
+	return nil
+}
+
 type MakeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// time is floored to its tick; it must lie between the layout's epoch
@@ -903,7 +1004,7 @@ type MakeRequest struct {
 
 func (x *MakeRequest) Reset() {
 	*x = MakeRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -915,7 +1016,7 @@ func (x *MakeRequest) String() string {
 func (*MakeRequest) ProtoMessage() {}
 
 func (x *MakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -928,7 +1029,7 @@ func (x *MakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeRequest.ProtoReflect.Descriptor instead.
 func (*MakeRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *MakeRequest) GetTime() *timestamppb.Timestamp {
@@ -975,7 +1076,7 @@ type MakeResponse struct {
 
 func (x *MakeResponse) Reset() {
 	*x = MakeResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -987,7 +1088,7 @@ func (x *MakeResponse) String() string {
 func (*MakeResponse) ProtoMessage() {}
 
 func (x *MakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1000,7 +1101,7 @@ func (x *MakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeResponse.ProtoReflect.Descriptor instead.
 func (*MakeResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *MakeResponse) GetId() int64 {
@@ -1030,7 +1131,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1042,7 +1143,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1055,7 +1156,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateKeyRequest) GetKey() string {
@@ -1109,7 +1210,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1222,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1235,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetKeyRequest) GetKey() string {
@@ -1166,7 +1267,7 @@ type UpdateKeyRequest struct {
 
 func (x *UpdateKeyRequest) Reset() {
 	*x = UpdateKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1178,7 +1279,7 @@ func (x *UpdateKeyRequest) String() string {
 func (*UpdateKeyRequest) ProtoMessage() {}
 
 func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1191,7 +1292,7 @@ func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *UpdateKeyRequest) GetKey() string {
@@ -1245,7 +1346,7 @@ type RetireKeyRequest struct {
 
 func (x *RetireKeyRequest) Reset() {
 	*x = RetireKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1358,7 @@ func (x *RetireKeyRequest) String() string {
 func (*RetireKeyRequest) ProtoMessage() {}
 
 func (x *RetireKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1371,7 @@ func (x *RetireKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireKeyRequest.ProtoReflect.Descriptor instead.
 func (*RetireKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *RetireKeyRequest) GetKey() string {
@@ -1288,7 +1389,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1401,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1414,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
 }
 
 type ListKeysResponse struct {
@@ -1328,7 +1429,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1340,7 +1441,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1353,7 +1454,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListKeysResponse) GetKeys() []*Key {
@@ -1400,7 +1501,7 @@ type Key struct {
 
 func (x *Key) Reset() {
 	*x = Key{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1513,7 @@ func (x *Key) String() string {
 func (*Key) ProtoMessage() {}
 
 func (x *Key) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1526,7 @@ func (x *Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Key.ProtoReflect.Descriptor instead.
 func (*Key) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Key) GetKey() string {
@@ -1516,7 +1617,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1528,7 +1629,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1541,7 +1642,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Range) GetStart() int64 {
@@ -1582,7 +1683,7 @@ type SegmentState struct {
 
 func (x *SegmentState) Reset() {
 	*x = SegmentState{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1594,7 +1695,7 @@ func (x *SegmentState) String() string {
 func (*SegmentState) ProtoMessage() {}
 
 func (x *SegmentState) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1607,7 +1708,7 @@ func (x *SegmentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentState.ProtoReflect.Descriptor instead.
 func (*SegmentState) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SegmentState) GetCurrent() *Range {
@@ -1679,7 +1780,7 @@ type SnowflakeInfo struct {
 
 func (x *SnowflakeInfo) Reset() {
 	*x = SnowflakeInfo{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1792,7 @@ func (x *SnowflakeInfo) String() string {
 func (*SnowflakeInfo) ProtoMessage() {}
 
 func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1805,7 @@ func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnowflakeInfo.ProtoReflect.Descriptor instead.
 func (*SnowflakeInfo) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SnowflakeInfo) GetLayout() string {
@@ -1754,7 +1855,7 @@ type DefineRequest struct {
 
 func (x *DefineRequest) Reset() {
 	*x = DefineRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1766,7 +1867,7 @@ func (x *DefineRequest) String() string {
 func (*DefineRequest) ProtoMessage() {}
 
 func (x *DefineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1779,7 +1880,7 @@ func (x *DefineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefineRequest.ProtoReflect.Descriptor instead.
 func (*DefineRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *DefineRequest) GetName() string {
@@ -1812,7 +1913,7 @@ type DefinitionName struct {
 
 func (x *DefinitionName) Reset() {
 	*x = DefinitionName{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1824,7 +1925,7 @@ func (x *DefinitionName) String() string {
 func (*DefinitionName) ProtoMessage() {}
 
 func (x *DefinitionName) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1837,7 +1938,7 @@ func (x *DefinitionName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionName.ProtoReflect.Descriptor instead.
 func (*DefinitionName) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DefinitionName) GetName() string {
@@ -1855,7 +1956,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +1968,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +1981,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
 }
 
 type ListDefinitionsResponse struct {
@@ -1893,7 +1994,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2006,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2019,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListDefinitionsResponse) GetDefinitions() []*Definition {
@@ -1951,7 +2052,7 @@ type Definition struct {
 
 func (x *Definition) Reset() {
 	*x = Definition{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1963,7 +2064,7 @@ func (x *Definition) String() string {
 func (*Definition) ProtoMessage() {}
 
 func (x *Definition) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1976,7 +2077,7 @@ func (x *Definition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Definition.ProtoReflect.Descriptor instead.
 func (*Definition) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *Definition) GetName() string {
@@ -2067,9 +2168,17 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x04form\x18\x04 \x01(\x0e2\x16.idforge.v1.StreamFormR\x04form\"M\n" +
 	"\x0eStreamResponse\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\x03R\x03ids\x12)\n" +
-	"\x06ranges\x18\x02 \x03(\v2\x11.idforge.v1.RangeR\x06ranges\" \n" +
+	"\x06ranges\x18\x02 \x03(\v2\x11.idforge.v1.RangeR\x06ranges\"8\n" +
 	"\x0eExplainRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\x03R\x02id\"\x9a\x03\n" +
+	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x16\n" +
+	"\x06source\x18\x02 \x01(\tR\x06source\"z\n" +
+	"\n" +
+	"DatePacked\x12\x16\n" +
+	"\x06source\x18\x01 \x01(\tR\x06source\x12\x16\n" +
+	"\x06period\x18\x02 \x01(\tR\x06period\x12\x12\n" +
+	"\x04zone\x18\x03 \x01(\tR\x04zone\x12\x14\n" +
+	"\x05count\x18\x04 \x01(\x03R\x05count\x12\x12\n" +
+	"\x04bits\x18\x05 \x01(\x05R\x04bits\"\xd3\x03\n" +
 	"\x0fExplainResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12.\n" +
 	"\x04time\x18\x02 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x12\x17\n" +
@@ -2083,7 +2192,9 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x05fixed\x18\b \x03(\v2&.idforge.v1.ExplainResponse.FixedEntryR\x05fixed\x12\x16\n" +
 	"\x06layout\x18\t \x01(\tR\x06layout\x124\n" +
 	"\aexpires\x18\n" +
-	" \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\x1a8\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\aexpires\x127\n" +
+	"\vdate_packed\x18\v \x01(\v2\x16.idforge.v1.DatePackedR\n" +
+	"datePacked\x1a8\n" +
 	"\n" +
 	"FixedEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
@@ -2235,7 +2346,7 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 }
 
 var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_idforge_v1_idforge_proto_goTypes = []any{
 	(StreamForm)(0),                 // 0: idforge.v1.StreamForm
 	(Strategy)(0),                   // 1: idforge.v1.Strategy
@@ -2250,102 +2361,104 @@ var file_idforge_v1_idforge_proto_goTypes = []any{
 	(*StreamRequest)(nil),           // 10: idforge.v1.StreamRequest
 	(*StreamResponse)(nil),          // 11: idforge.v1.StreamResponse
 	(*ExplainRequest)(nil),          // 12: idforge.v1.ExplainRequest
-	(*ExplainResponse)(nil),         // 13: idforge.v1.ExplainResponse
-	(*MakeRequest)(nil),             // 14: idforge.v1.MakeRequest
-	(*MakeResponse)(nil),            // 15: idforge.v1.MakeResponse
-	(*CreateKeyRequest)(nil),        // 16: idforge.v1.CreateKeyRequest
-	(*GetKeyRequest)(nil),           // 17: idforge.v1.GetKeyRequest
-	(*UpdateKeyRequest)(nil),        // 18: idforge.v1.UpdateKeyRequest
-	(*RetireKeyRequest)(nil),        // 19: idforge.v1.RetireKeyRequest
-	(*ListKeysRequest)(nil),         // 20: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 21: idforge.v1.ListKeysResponse
-	(*Key)(nil),                     // 22: idforge.v1.Key
-	(*Range)(nil),                   // 23: idforge.v1.Range
-	(*SegmentState)(nil),            // 24: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),           // 25: idforge.v1.SnowflakeInfo
-	(*DefineRequest)(nil),           // 26: idforge.v1.DefineRequest
-	(*DefinitionName)(nil),          // 27: idforge.v1.DefinitionName
-	(*ListDefinitionsRequest)(nil),  // 28: idforge.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 29: idforge.v1.ListDefinitionsResponse
-	(*Definition)(nil),              // 30: idforge.v1.Definition
-	nil,                             // 31: idforge.v1.NextSerialRequest.ParamsEntry
-	nil,                             // 32: idforge.v1.ExplainResponse.FixedEntry
-	nil,                             // 33: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil),   // 34: google.protobuf.Timestamp
+	(*DatePacked)(nil),              // 13: idforge.v1.DatePacked
+	(*ExplainResponse)(nil),         // 14: idforge.v1.ExplainResponse
+	(*MakeRequest)(nil),             // 15: idforge.v1.MakeRequest
+	(*MakeResponse)(nil),            // 16: idforge.v1.MakeResponse
+	(*CreateKeyRequest)(nil),        // 17: idforge.v1.CreateKeyRequest
+	(*GetKeyRequest)(nil),           // 18: idforge.v1.GetKeyRequest
+	(*UpdateKeyRequest)(nil),        // 19: idforge.v1.UpdateKeyRequest
+	(*RetireKeyRequest)(nil),        // 20: idforge.v1.RetireKeyRequest
+	(*ListKeysRequest)(nil),         // 21: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 22: idforge.v1.ListKeysResponse
+	(*Key)(nil),                     // 23: idforge.v1.Key
+	(*Range)(nil),                   // 24: idforge.v1.Range
+	(*SegmentState)(nil),            // 25: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),           // 26: idforge.v1.SnowflakeInfo
+	(*DefineRequest)(nil),           // 27: idforge.v1.DefineRequest
+	(*DefinitionName)(nil),          // 28: idforge.v1.DefinitionName
+	(*ListDefinitionsRequest)(nil),  // 29: idforge.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 30: idforge.v1.ListDefinitionsResponse
+	(*Definition)(nil),              // 31: idforge.v1.Definition
+	nil,                             // 32: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                             // 33: idforge.v1.ExplainResponse.FixedEntry
+	nil,                             // 34: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil),   // 35: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	31, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	32, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
 	0,  // 1: idforge.v1.StreamRequest.form:type_name -> idforge.v1.StreamForm
-	23, // 2: idforge.v1.StreamResponse.ranges:type_name -> idforge.v1.Range
-	34, // 3: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	32, // 4: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	34, // 5: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	34, // 6: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	33, // 7: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
-	1,  // 8: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
-	22, // 9: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
-	25, // 10: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
-	1,  // 11: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	34, // 12: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
-	24, // 13: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
-	23, // 14: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
-	23, // 15: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	34, // 16: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	30, // 17: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
-	34, // 18: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
-	2,  // 19: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
-	4,  // 20: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
-	6,  // 21: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
-	8,  // 22: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
-	10, // 23: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
-	12, // 24: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
-	14, // 25: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
-	16, // 26: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
-	17, // 27: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	20, // 28: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	18, // 29: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
-	19, // 30: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
-	26, // 31: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
-	27, // 32: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
-	28, // 33: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
-	27, // 34: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
-	26, // 35: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
-	27, // 36: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
-	28, // 37: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
-	27, // 38: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
-	26, // 39: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
-	27, // 40: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
-	28, // 41: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
-	27, // 42: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
-	3,  // 43: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	5,  // 44: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	7,  // 45: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	9,  // 46: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	11, // 47: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	13, // 48: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	15, // 49: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	22, // 50: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	22, // 51: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	21, // 52: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	22, // 53: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
-	22, // 54: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
-	30, // 55: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
-	30, // 56: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
-	29, // 57: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
-	30, // 58: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
-	30, // 59: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
-	30, // 60: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
-	29, // 61: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
-	30, // 62: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
-	30, // 63: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
-	30, // 64: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
-	29, // 65: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
-	30, // 66: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
-	43, // [43:67] is the sub-list for method output_type
-	19, // [19:43] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	24, // 2: idforge.v1.StreamResponse.ranges:type_name -> idforge.v1.Range
+	35, // 3: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	33, // 4: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	35, // 5: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	13, // 6: idforge.v1.ExplainResponse.date_packed:type_name -> idforge.v1.DatePacked
+	35, // 7: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	34, // 8: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	1,  // 9: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
+	23, // 10: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
+	26, // 11: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
+	1,  // 12: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
+	35, // 13: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	25, // 14: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
+	24, // 15: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
+	24, // 16: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
+	35, // 17: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	31, // 18: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
+	35, // 19: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
+	2,  // 20: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
+	4,  // 21: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
+	6,  // 22: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
+	8,  // 23: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
+	10, // 24: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
+	12, // 25: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
+	15, // 26: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
+	17, // 27: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
+	18, // 28: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
+	21, // 29: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	19, // 30: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
+	20, // 31: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
+	27, // 32: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
+	28, // 33: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
+	29, // 34: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
+	28, // 35: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
+	27, // 36: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
+	28, // 37: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
+	29, // 38: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
+	28, // 39: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
+	27, // 40: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
+	28, // 41: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
+	29, // 42: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
+	28, // 43: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
+	3,  // 44: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	5,  // 45: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	7,  // 46: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	9,  // 47: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	11, // 48: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	14, // 49: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	16, // 50: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	23, // 51: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	23, // 52: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	22, // 53: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	23, // 54: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	23, // 55: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	31, // 56: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	31, // 57: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	30, // 58: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	31, // 59: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	31, // 60: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	31, // 61: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	30, // 62: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	31, // 63: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	31, // 64: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
+	31, // 65: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
+	30, // 66: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
+	31, // 67: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
+	44, // [44:68] is the sub-list for method output_type
+	20, // [20:44] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_idforge_v1_idforge_proto_init() }
@@ -2353,15 +2466,15 @@ func file_idforge_v1_idforge_proto_init() {
 	if File_idforge_v1_idforge_proto != nil {
 		return
 	}
-	file_idforge_v1_idforge_proto_msgTypes[14].OneofWrappers = []any{}
-	file_idforge_v1_idforge_proto_msgTypes[16].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[15].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[17].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -112,7 +112,8 @@ type IDForgeClient interface {
 	// loses with count (the Go client makes calls of 256 batches).
 	Stream(ctx context.Context, in *StreamRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[StreamResponse], error)
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
-	// expId).
+	// expId), or, with source, a number of that date-packed source
+	// (GET /v1/explain/{id}?source=NAME).
 	Explain(ctx context.Context, in *ExplainRequest, opts ...grpc.CallOption) (*ExplainResponse, error)
 	// Make forges the ID of the given fields with the node's layout
 	// (Vesta's makeId), e.g. the smallest ID issued at or after a moment.
@@ -462,7 +463,8 @@ type IDForgeServer interface {
 	// loses with count (the Go client makes calls of 256 batches).
 	Stream(*StreamRequest, grpc.ServerStreamingServer[StreamResponse]) error
 	// Explain decodes a snowflake ID with the node's layout (Vesta's
-	// expId).
+	// expId), or, with source, a number of that date-packed source
+	// (GET /v1/explain/{id}?source=NAME).
 	Explain(context.Context, *ExplainRequest) (*ExplainResponse, error)
 	// Make forges the ID of the given fields with the node's layout
 	// (Vesta's makeId), e.g. the smallest ID issued at or after a moment.
