@@ -466,6 +466,29 @@ bits = 14
 			t.Fatalf("explain %s: %d %q", s, code, out)
 		}
 	}
+	// A source defined through the store decodes the same way, through
+	// the one decoder the API reads (issuer.ExplainPacked).
+	if code, out, stderr := runCmd(t, e, "sources", "create", "waybills", "--bits", "20",
+		"--date-packed", "sqlite:"+filepath.Join(dir, "api.db")+"?period=day&tz=UTC"); code != 0 {
+		t.Fatalf("sources create: %d %q %q", code, out, stderr)
+	}
+	code, out, stderr = runCmd(t, e, "next", "waybills")
+	if code != 0 {
+		t.Fatalf("next waybills: %d %q", code, stderr)
+	}
+	var got struct {
+		Time   time.Time `json:"time"`
+		Period string    `json:"period"`
+		Count  int64     `json:"count"`
+	}
+	day := time.Now().UTC().Truncate(24 * time.Hour)
+	code, out, _ = runCmd(t, e, "explain", "--source", "waybills", "--json", strings.TrimSpace(out))
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Period != "day" || got.Count != 1 || !got.Time.Equal(day) && !got.Time.Equal(day.Add(24*time.Hour)) {
+		t.Fatalf("explain --source waybills: %d %q; want day %s, count 1", code, out, day)
+	}
+	if code, _, stderr := runCmd(t, e, "explain", "--source", "nosuch", "5"); code != 1 || !strings.Contains(stderr, "nosuch") {
+		t.Fatalf("explain --source nosuch: %d %q; want exit 1 naming it", code, stderr)
+	}
 	if code, _, stderr := runCmd(t, e, "explain", "--source", "orders", "1"); code == 0 || !strings.Contains(stderr, "count is 0") && !strings.Contains(stderr, "not a date-packed") {
 		t.Fatalf("explain of 1: %d %q", code, stderr)
 	}
