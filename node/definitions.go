@@ -647,7 +647,7 @@ func redacted(d issuer.Defined) issuer.Defined {
 	}
 	switch v := v.(type) {
 	case Source:
-		v.URL = redactURL(v.URL)
+		v.URL, v.DatePacked = redactURL(v.URL), redactURL(v.DatePacked)
 		v.Balance = slices.Clone(v.Balance)
 		for i, u := range v.Balance {
 			v.Balance[i] = redactURL(u)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/plugin"
 	_ "github.com/idforge/idforge/store/sqlite"
 )
@@ -93,4 +94,18 @@ func TestCloseUnlocks(t *testing.T) {
 		t.Errorf("store %q in %q, want the default SQLite database", again.StoreURL(), again.Dir())
 	}
 	again.Close()
+}
+
+// A date-packed source's counter URL hides its password wherever the
+// definition is shown (GET /v1/sources, sources show), as url and balance
+// do; explain still reads its period, zone and bits from what is shown.
+func TestRedactedDatePacked(t *testing.T) {
+	spec, _ := Source{DatePacked: "redis://:hunter2-secret@db:6379/0?period=second&tz=UTC", Bits: 14}.MarshalJSON()
+	d := redacted(issuer.Defined{Definition: idforge.Definition{Kind: KindSource, Name: "orders", Spec: string(spec)}})
+	if strings.Contains(d.Spec, "hunter2") || !strings.Contains(d.Spec, "period=second") {
+		t.Fatalf("shown as %s; want the password hidden, the rest kept", d.Spec)
+	}
+	if u, err := issuer.ExplainPacked(d, 250413120000<<14|1); err != nil || u.Count != 1 || u.Zone != "UTC" {
+		t.Fatalf("ExplainPacked of the shown definition = %+v, %v", u, err)
+	}
 }
