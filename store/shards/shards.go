@@ -240,8 +240,14 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // Status reports each database: admitted, or set aside with its error.
+// It is Degraded, never Down, when every database is set aside: a node
+// weighs the store's outage against its buffers (Ping).
 func (s *Store) Status() sequence.Status {
-	return s.rotor.Status("shards", func(i int) string { return s.members[i].where }, nil)
+	st := s.rotor.Status("shards", func(i int) string { return s.members[i].where }, nil)
+	if st.Health == sequence.Down {
+		st.Health = sequence.Degraded
+	}
+	return st
 }
 
 // Migrate creates the tables in every database and records each one's

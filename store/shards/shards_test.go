@@ -13,7 +13,10 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/doctor"
 	"github.com/idforge/idforge/internal/testsvc"
+	"github.com/idforge/idforge/issuer"
+	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/segment"
 	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/store"
@@ -261,5 +264,24 @@ func TestOneDatabaseStopped(t *testing.T) {
 	}
 	if st := setup.Status(); st.Health != sequence.Degraded || st.Members[1].State != sequence.MemberEjected {
 		t.Fatalf("Status = %+v, want degraded with database 1 ejected", st)
+	}
+	// Readiness (/readyz, gRPC health, /v1/node, metrics read the same
+	// sources) says degraded, and still serving; doctor names the
+	// database that is down.
+	iss := issuer.New(setup, nil, issuer.Settings{Logger: quiet})
+	defer iss.Close()
+	r := iss.Readiness(ctx)
+	if r.Status != issuer.Degraded || len(r.Sources) != 1 || r.Sources[0].Name != issuer.StoreSource {
+		t.Fatalf("Readiness = %+v, want degraded by the store's databases", r)
+	}
+	dataDir := t.TempDir()
+	var findings []string
+	for _, f := range doctor.Run(ctx, doctor.Config{Node: node.Settings{Store: raw, DataDir: dataDir, Logger: quiet}}) {
+		if strings.HasPrefix(f.Check, "database ") || f.Check == "store" {
+			findings = append(findings, fmt.Sprintf("%s %s: %s", f.Status, f.Check, f.Message))
+		}
+	}
+	if len(findings) != 2 || !strings.HasPrefix(findings[0], "ok database") || !strings.HasPrefix(findings[1], "warn database mysql://root@"+second.Addr()) {
+		t.Fatalf("doctor said:\n%s", strings.Join(findings, "\n"))
 	}
 }
