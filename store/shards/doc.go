@@ -23,10 +23,11 @@
 // more or fewer than N: changing N would break the residues. A set starts
 // from empty databases. Keys are created in every database (all must
 // answer); a key's MaxID is the lowest max_id among the databases that
-// answer, its Step the block S. Step is fixed at creation: the store
-// implements no idforge.KeyUpdater, no idforge.SegmentReturner (a block
-// handed back would break its residue) and no serial or definition
-// store.
+// answer, its Step the block S. Serial and operator definitions are
+// written to every database (all must answer) and read from any. Step
+// is fixed at creation: the store implements no idforge.KeyUpdater and
+// no idforge.SegmentReturner (a block handed back would break its
+// residue).
 //
 // Importing the package registers shards+mysql, shards+postgres and
 // shards+sqlite with store.Open:

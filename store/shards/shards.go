@@ -198,7 +198,7 @@ func (s *Store) each(ctx context.Context, fn func(ctx context.Context, i int, b 
 			if err == nil {
 				err = fn(ctx, i, b)
 			}
-			if err != nil && !errors.Is(err, idforge.ErrInvalidArgument) && ctx.Err() == nil {
+			if !answered(err) && ctx.Err() == nil {
 				s.rotor.Observe(i, err)
 			}
 			errs[i] = err
@@ -206,6 +206,60 @@ func (s *Store) each(ctx context.Context, fn func(ctx context.Context, i int, b 
 	}
 	wg.Wait()
 	return errs
+}
+
+// answered reports whether err is nil or a database's answer about what
+// was asked, not its failure.
+func answered(err error) bool {
+	for _, e := range []error{nil, idforge.ErrInvalidArgument, idforge.ErrUnknownKey, idforge.ErrKeyExists, idforge.ErrRetired} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// write runs fn on every database, which must all answer: first on
+// database 0, which decides between writers of one name, then on the
+// others, where a name taken already (by an earlier write that failed
+// part-way) is no error.
+func (s *Store) write(ctx context.Context, what string, fn func(ctx context.Context, i int, b store.Backend) error) error {
+	if err := s.all(what, s.each(ctx, func(ctx context.Context, _ int, b store.Backend) error { return b.Ping(ctx) })); err != nil {
+		return err
+	}
+	b, err := s.db(ctx, 0)
+	if err == nil {
+		err = fn(ctx, 0, b)
+	}
+	if err != nil {
+		return err
+	}
+	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) error {
+		if err := fn(ctx, i, b); i > 0 && !errors.Is(err, idforge.ErrKeyExists) {
+			return err
+		}
+		return nil
+	})
+	if err := s.all(what, errs); err != nil {
+		return fmt.Errorf("%s is done in some databases only: %w", what, err)
+	}
+	return nil
+}
+
+// read returns what the first database that answers says.
+func read[T any](ctx context.Context, s *Store, fn func(ctx context.Context, b store.Backend) (T, error)) (T, error) {
+	vals := make([]T, len(s.members))
+	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
+		vals[i], err = fn(ctx, b)
+		return err
+	})
+	for i, err := range errs {
+		if err == nil {
+			return vals[i], nil
+		}
+	}
+	var zero T
+	return zero, s.anyKeyErr(errs)
 }
 
 // all returns nil when every error is nil, else them joined, wrapping
@@ -321,33 +375,13 @@ func (s *Store) CreateKey(ctx context.Context, k idforge.Key) error {
 	if seg && (k.Step > idforge.MaxStep/n || k.MaxID > math.MaxInt64-(n-1)*k.Step) {
 		return fmt.Errorf("%w: key %q: step %d × %d databases does not fit a stored step", idforge.ErrInvalidArgument, k.Name, k.Step, n)
 	}
-	if err := s.all("creating a key", s.each(ctx, func(ctx context.Context, _ int, b store.Backend) error { return b.Ping(ctx) })); err != nil {
-		return err
-	}
-	row := func(i int) idforge.Key {
+	return s.write(ctx, "creating key "+k.Name, func(ctx context.Context, i int, b store.Backend) error {
 		r := k
 		if seg {
 			r.MaxID, r.Step = k.MaxID+int64(i)*k.Step, k.Step*n
 		}
-		return r
-	}
-	b, err := s.db(ctx, 0)
-	if err == nil {
-		err = b.CreateKey(ctx, row(0))
-	}
-	if err != nil {
-		return err
-	}
-	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) error {
-		if i == 0 {
-			return nil
-		}
-		return b.CreateKey(ctx, row(i))
+		return b.CreateKey(ctx, r)
 	})
-	if err := s.all("creating a key", errs); err != nil {
-		return fmt.Errorf("key %q is in some databases only; claims skip the others: %w", k.Name, err)
-	}
-	return nil
 }
 
 // view turns database rows into the set's key: the lowest max_id, the
@@ -368,9 +402,6 @@ func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 	rows := make([]idforge.Key, len(s.members))
 	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
 		rows[i], err = b.Key(ctx, name)
-		if errors.Is(err, idforge.ErrUnknownKey) {
-			return rotate.Pass(err)
-		}
 		return err
 	})
 	var found []idforge.Key
@@ -497,6 +528,51 @@ func (s *Store) claim(ctx context.Context, i int, key string, kt *turn) (idforge
 		}
 		ask = (behind + 1) * row.Step
 	}
+}
+
+// CreateSerial stores the definition in every database.
+func (s *Store) CreateSerial(ctx context.Context, d idforge.Serial) error {
+	return s.write(ctx, "creating serial "+d.Name, func(ctx context.Context, _ int, b store.Backend) error { return b.CreateSerial(ctx, d) })
+}
+
+// Serial reads a definition from the first database that answers.
+func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error) {
+	return read(ctx, s, func(ctx context.Context, b store.Backend) (idforge.Serial, error) { return b.Serial(ctx, name) })
+}
+
+// Serials reads the definitions from the first database that answers.
+func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
+	return read(ctx, s, func(ctx context.Context, b store.Backend) ([]idforge.Serial, error) { return b.Serials(ctx) })
+}
+
+// CreateDefinition stores the definition in every database.
+func (s *Store) CreateDefinition(ctx context.Context, d idforge.Definition) error {
+	return s.write(ctx, "creating definition "+d.Name, func(ctx context.Context, _ int, b store.Backend) error { return b.CreateDefinition(ctx, d) })
+}
+
+// UpdateDefinition changes the definition in every database.
+func (s *Store) UpdateDefinition(ctx context.Context, d idforge.Definition) error {
+	return s.write(ctx, "updating definition "+d.Name, func(ctx context.Context, _ int, b store.Backend) error { return b.UpdateDefinition(ctx, d) })
+}
+
+// RetireDefinition retires the definition in every database.
+func (s *Store) RetireDefinition(ctx context.Context, kind, name string) error {
+	return s.write(ctx, "retiring definition "+name, func(ctx context.Context, _ int, b store.Backend) error { return b.RetireDefinition(ctx, kind, name) })
+}
+
+// Definition reads a definition from the first database that answers.
+func (s *Store) Definition(ctx context.Context, kind, name string) (idforge.Definition, error) {
+	return read(ctx, s, func(ctx context.Context, b store.Backend) (idforge.Definition, error) {
+		return b.Definition(ctx, kind, name)
+	})
+}
+
+// Definitions reads the definitions of kind from the first database that
+// answers.
+func (s *Store) Definitions(ctx context.Context, kind string) ([]idforge.Definition, error) {
+	return read(ctx, s, func(ctx context.Context, b store.Backend) ([]idforge.Definition, error) {
+		return b.Definitions(ctx, kind)
+	})
 }
 
 // Close closes every database's store. It is idempotent.
