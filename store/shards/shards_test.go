@@ -89,6 +89,9 @@ func TestConformanceMySQL(t *testing.T) {
 }
 
 func TestConformancePostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: two PostgreSQL databases a case take minutes; MySQL and SQLite run the suite")
+	}
 	storetest.RunWith(t, func(t *testing.T) idforge.Store {
 		return openSet(t, shardsURL(t, testsvc.Postgres(t), testsvc.Postgres(t)))
 	}, storetest.Options{Blocks: true})
