@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,13 +204,17 @@ func TestOneDatabaseStopped(t *testing.T) {
 		t.Cleanup(func() { a.Close() })
 		allocs = append(allocs, a)
 	}
-	deadline := time.Now().Add(10 * time.Second)
+	// The clients issue until done: at least 10 s, and until the
+	// second database served and, once it was stopped, the first
+	// served alone.
+	var done atomic.Bool
+	began := time.Now()
 	got := make([][]int64, 8)
 	errs := make(chan error, 8)
 	var wg sync.WaitGroup
 	for c := range 8 {
 		wg.Go(func() {
-			for time.Now().Before(deadline) {
+			for !done.Load() {
 				v, err := allocs[c%2].Next(ctx)
 				if err != nil {
 					errs <- fmt.Errorf("client %d: %w", c, err)
@@ -219,11 +224,37 @@ func TestOneDatabaseStopped(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(4 * time.Second) // let the clients issue from both databases
+	count := func(want func(seg idforge.Segment, after bool) bool) (n int) {
+		for _, r := range nodes {
+			r.mu.Lock()
+			for i, seg := range r.segs {
+				if want(seg, r.after[i]) {
+					n++
+				}
+			}
+			r.mu.Unlock()
+		}
+		return n
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for limit := time.Now().Add(2 * time.Minute); !cond(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(limit) {
+				t.Fatalf("waited 2 minutes for %s", what)
+			}
+		}
+	}
+	waitFor("blocks from the second database", func() bool {
+		return time.Since(began) > 3*time.Second && count(func(seg idforge.Segment, _ bool) bool { return (seg.Start-first)/step%2 == 1 }) > 0
+	})
 	second.Kill()
 	mu.Lock()
 	stopped = true
 	mu.Unlock()
+	waitFor("blocks claimed after the stop", func() bool {
+		return time.Since(began) > 10*time.Second && count(func(_ idforge.Segment, after bool) bool { return after }) >= 20
+	})
+	done.Store(true)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
