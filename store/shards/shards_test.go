@@ -180,7 +180,9 @@ func (r *recorder) ClaimSegment(ctx context.Context, key string, step int64) (id
 // nodes issuing for 10 s, the second server killed half-way. Nothing is
 // issued twice, no client sees an error, every block keeps its
 // database's residue, and once the server is gone only the first
-// database's residue is handed out. Readiness shows the set degraded.
+// database's residue is handed out. Readiness and doctor show the set
+// degraded; a node opens with the database down, and once it restarts
+// its blocks come back, skipping ahead of each node's last.
 func TestOneDatabaseStopped(t *testing.T) {
 	ctx := context.Background()
 	second := testsvc.StartMariaDB(t, 2)
@@ -317,5 +319,33 @@ func TestOneDatabaseStopped(t *testing.T) {
 	}
 	if len(findings) != 2 || !strings.HasPrefix(findings[0], "ok database") || !strings.HasPrefix(findings[1], "warn database mysql://root@"+second.Addr()) {
 		t.Fatalf("doctor said:\n%s", strings.Join(findings, "\n"))
+	}
+
+	// A node that starts while the second database is down issues from
+	// the first; once it is back, both nodes reach it again, and its
+	// blocks, behind the first database's, skip ahead of every block
+	// each node handed out.
+	late, err := store.Open(ctx, raw+"&rescue=1s", store.Options{Logger: quiet})
+	if err != nil {
+		t.Fatalf("Open with the second database down: %v", err)
+	}
+	defer late.Close()
+	if _, err := late.ClaimSegment(ctx, "orders", 0); err != nil {
+		t.Fatalf("claim with the second database down: %v", err)
+	}
+	second.Restart()
+	for _, st := range []idforge.Store{late, nodes[0].Store} {
+		var high int64
+		waitFor("a block from the restarted database", func() bool {
+			seg, err := st.ClaimSegment(ctx, "orders", 0)
+			if err != nil {
+				t.Fatalf("claim after the restart: %v", err)
+			}
+			if seg.Start < high {
+				t.Fatalf("block [%d, %d) below one handed out before, ending at %d", seg.Start, seg.End, high)
+			}
+			high = seg.End
+			return (seg.Start-first)/step%2 == 1
+		})
 	}
 }
