@@ -97,21 +97,18 @@ func openURL(ctx context.Context, u *url.URL, opts store.Options) (idforge.Store
 		c.RawQuery = ""
 		s.members = append(s.members, &member{url: p.String(), where: dsn.Redacted(&c)})
 	}
-	var errs []error
+	errs := make([]error, len(s.members))
 	for i := range s.members {
-		_, err := s.db(ctx, i)
-		if errors.Is(err, idforge.ErrInvalidArgument) {
+		_, errs[i] = s.db(ctx, i)
+		if errors.Is(errs[i], idforge.ErrInvalidArgument) {
 			s.Close()
-			return nil, err
+			return nil, errs[i]
 		}
-		s.rotor.Observe(i, err)
-		if err != nil {
-			errs = append(errs, err)
-		}
+		s.rotor.Observe(i, errs[i])
 	}
-	if len(errs) == len(s.members) {
+	if err := s.any(errs); err != nil {
 		s.Close()
-		return nil, fmt.Errorf("no database of the set answers: %w", errors.Join(errs...))
+		return nil, err
 	}
 	return s, nil
 }

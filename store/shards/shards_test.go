@@ -349,3 +349,12 @@ func TestOneDatabaseStopped(t *testing.T) {
 		})
 	}
 }
+
+// TestNoDatabaseAnswers: Open fails when no database of the set answers,
+// with an error that says so and keeps the password out.
+func TestNoDatabaseAnswers(t *testing.T) {
+	_, err := store.Open(context.Background(), "shards+mysql://u:s3cret-pw@127.0.0.1:1/db?also=127.0.0.1:2/db&timeout=1s", store.Options{Logger: quiet})
+	if !errors.Is(err, idforge.ErrUnavailable) || !strings.Contains(err.Error(), "no database answers") || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("Open = %v, want ErrUnavailable naming no password", err)
+	}
+}
