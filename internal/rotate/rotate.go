@@ -151,6 +151,13 @@ func (r *Rotor) DoFrom(ctx context.Context, turn uint64, fn func(ctx context.Con
 	return errors.Join(errs...)
 }
 
+// Aside reports whether member i is set aside now (for its rescue time,
+// or for good).
+func (r *Rotor) Aside(i int) bool {
+	d := r.members[i].downUntil.Load()
+	return d == gone || d > time.Now().UnixNano()
+}
+
 // Observe records the outcome of a call to member i made outside Do, a
 // health check: a failure sets the member aside as in Do, a success
 // admits it again.

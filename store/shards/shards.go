@@ -187,9 +187,36 @@ func readConfig(ctx context.Context, b store.Backend) (Config, error) {
 // each calls fn on every database at once and returns their errors, by
 // position; a database that fails is set aside.
 func (s *Store) each(ctx context.Context, fn func(ctx context.Context, i int, b store.Backend) error) []error {
+	return s.on(ctx, nil, fn)
+}
+
+// errAside stands for a database a read leaves out.
+var errAside = fmt.Errorf("%w: set aside after a failure", idforge.ErrUnavailable)
+
+// some is each for a read: the databases set aside after a failure are
+// left out, unless all are, so that one that hangs costs a read its
+// timeout once per rescue time rather than every time.
+func (s *Store) some(ctx context.Context, fn func(ctx context.Context, i int, b store.Backend) error) []error {
+	aside, all := make([]bool, len(s.members)), true
+	for i := range aside {
+		aside[i] = s.rotor.Aside(i)
+		all = all && aside[i]
+	}
+	if all {
+		aside = nil
+	}
+	return s.on(ctx, aside, fn)
+}
+
+// on is each but for the databases skip marks.
+func (s *Store) on(ctx context.Context, skip []bool, fn func(ctx context.Context, i int, b store.Backend) error) []error {
 	errs := make([]error, len(s.members))
 	var wg sync.WaitGroup
 	for i := range s.members {
+		if skip != nil && skip[i] {
+			errs[i] = errAside
+			continue
+		}
 		wg.Go(func() {
 			b, err := s.db(ctx, i)
 			if err == nil {
@@ -246,7 +273,7 @@ func (s *Store) write(ctx context.Context, what string, fn func(ctx context.Cont
 // read returns what the first database that answers says.
 func read[T any](ctx context.Context, s *Store, fn func(ctx context.Context, b store.Backend) (T, error)) (T, error) {
 	vals := make([]T, len(s.members))
-	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
+	errs := s.some(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
 		vals[i], err = fn(ctx, b)
 		return err
 	})
@@ -287,7 +314,7 @@ func (s *Store) any(errs []error) error {
 // Ping pings every database and succeeds when one answers: the set
 // issues while one does. Status says which do not.
 func (s *Store) Ping(ctx context.Context) error {
-	return s.any(s.each(ctx, func(ctx context.Context, _ int, b store.Backend) error { return b.Ping(ctx) }))
+	return s.any(s.some(ctx, func(ctx context.Context, _ int, b store.Backend) error { return b.Ping(ctx) }))
 }
 
 // Status reports each database: admitted, or set aside with its error.
@@ -397,7 +424,7 @@ func (s *Store) view(rows []idforge.Key) idforge.Key {
 // Key returns the key as the databases that answer hold it.
 func (s *Store) Key(ctx context.Context, name string) (idforge.Key, error) {
 	rows := make([]idforge.Key, len(s.members))
-	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
+	errs := s.some(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
 		rows[i], err = b.Key(ctx, name)
 		return err
 	})
@@ -427,7 +454,7 @@ func (s *Store) anyKeyErr(errs []error) error {
 // Keys returns every key any answering database holds, sorted by name.
 func (s *Store) Keys(ctx context.Context) ([]idforge.Key, error) {
 	lists := make([][]idforge.Key, len(s.members))
-	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
+	errs := s.some(ctx, func(ctx context.Context, i int, b store.Backend) (err error) {
 		lists[i], err = b.Keys(ctx)
 		return err
 	})
