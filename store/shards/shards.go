@@ -259,7 +259,10 @@ func (s *Store) write(ctx context.Context, what string, fn func(ctx context.Cont
 		return err
 	}
 	errs := s.each(ctx, func(ctx context.Context, i int, b store.Backend) error {
-		if err := fn(ctx, i, b); i > 0 && !errors.Is(err, idforge.ErrKeyExists) {
+		if i == 0 {
+			return nil
+		}
+		if err := fn(ctx, i, b); !errors.Is(err, idforge.ErrKeyExists) {
 			return err
 		}
 		return nil
