@@ -382,11 +382,12 @@ func (s *Store) Migrate(ctx context.Context) error {
 	var id [8]byte
 	rand.Read(id[:])
 	set = hex.EncodeToString(id[:])
-	return s.all("migrate", s.each(ctx, func(ctx context.Context, i int, b store.Backend) error {
+	// Database 0 first: of two migrations at once, one sets up the set.
+	return s.write(ctx, "recording the set", func(ctx context.Context, i int, b store.Backend) error {
 		spec, _ := json.Marshal(Config{Databases: len(s.members), Position: i, Set: set})
 		return b.CreateDefinition(ctx, idforge.Definition{Kind: Kind, Name: Name, Spec: string(spec),
 			Description: fmt.Sprintf("database %d of a set of %d (Tinyid's independent databases)", i, len(s.members))})
-	}))
+	})
 }
 
 // CreateKey creates the key in every database, which must all answer:
