@@ -258,6 +258,9 @@ func TestOneDatabaseStopped(t *testing.T) {
 	})
 	done.Store(true)
 	wg.Wait()
+	for _, a := range allocs {
+		a.Close() // no claim in the background from here on
+	}
 	close(errs)
 	for err := range errs {
 		t.Error(err)
