@@ -23,7 +23,8 @@
 //     store behind store/mysql, store/postgres and store/sqlite;
 //     store/internal/claim, what every database store does around a claim;
 //     store/mongo; store/redis (Redis in front of another store);
-//     store/memstore and store/storetest for tests.
+//     store/shards (Tinyid's independent databases, over the SQL
+//     stores); store/memstore and store/storetest for tests.
 //   - sequence: sources and per-period counters (sequence/redis, memcache,
 //     mongo, sqlrow, autoinc, tickets); sequence/compose, bitwise load
 //     balancing and memory expansion over any of them.

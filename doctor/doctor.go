@@ -24,6 +24,7 @@ import (
 	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/node"
+	"github.com/idforge/idforge/sequence"
 	"github.com/idforge/idforge/snowflake"
 	"github.com/idforge/idforge/store"
 )
@@ -336,6 +337,7 @@ func (d *doctor) checkStore(ctx context.Context) {
 		d.add(Fail, "store", "check the database server and the URL", "%s: %v", name, err)
 		return
 	}
+	d.checkDatabases(st)
 	keys, err := st.Keys(ctx)
 	if err != nil {
 		d.add(Fail, "schema", "run `idforge migrate`", "%s: reading keys: %v", name, err)
@@ -372,6 +374,22 @@ func (d *doctor) checkStore(ctx context.Context) {
 		}
 	}
 	d.checkFingerprints(ctx, st, name)
+}
+
+// checkDatabases: each database of a store of several (store/shards)
+// answers; one down leaves the others issuing.
+func (d *doctor) checkDatabases(st idforge.Store) {
+	ss, ok := sequence.StatusOf(st)
+	if !ok {
+		return
+	}
+	for _, m := range ss.Members {
+		if m.Admitted() {
+			d.add(OK, "database "+m.Name, "", "answers")
+		} else {
+			d.add(Warn, "database "+m.Name, "start it or fix its URL: the other databases issue meanwhile", "does not answer: %s", m.LastError)
+		}
+	}
 }
 
 // checkStep: how long a store outage a segment key's buffers survive at

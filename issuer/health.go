@@ -15,22 +15,29 @@ type SourceStatus struct {
 	sequence.Status
 }
 
+// StoreSource names the store among the sources when it reports its
+// databases' status (store/shards), unless a source takes the name.
+const StoreSource = "store"
+
 // Sources returns the status of every open sequence source that reports
 // one (sequence.StatusReporter: balanced and expanded compositions,
-// ticket servers), by name: the configuration's (Settings.Sources) and
+// ticket servers, a store of several databases as StoreSource), by name: the configuration's (Settings.Sources) and
 // the live ones defined through the API that this node has open
 // (Definitions.Opened). It is the one registry of open sources: GET
 // /v1/health/sources, the status on /v1/sources and /v1/keys, the admin
 // page, readiness (/readyz, gRPC health) and /metrics all read it.
 func (i *Issuer) Sources() []SourceStatus {
 	var out []SourceStatus
-	add := func(name string, g idforge.Generator) {
+	add := func(name string, g any) {
 		if st, ok := sequence.StatusOf(g); ok {
 			out = append(out, SourceStatus{Name: name, Status: st})
 		}
 	}
 	for name, src := range i.set.Sources {
 		add(name, src)
+	}
+	if _, taken := i.set.Sources[StoreSource]; !taken {
+		add(StoreSource, i.store) // a store of several databases (store/shards)
 	}
 	if i.set.Definitions != nil {
 		for name, g := range i.set.Definitions.Opened() {

@@ -521,6 +521,8 @@ func (i *Issuer) Take(ctx context.Context, key string, n int) ([]int64, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A store of blocks (store/shards) claims more: the rest is a gap.
+		seg.End = min(seg.End, seg.Start+int64(n))
 		ids := make([]int64, 0, seg.Len())
 		for v := seg.Start; v < seg.End; v++ {
 			ids = append(ids, v)

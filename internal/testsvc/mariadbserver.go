@@ -207,6 +207,15 @@ func (s *MariaDBServer) Kill() {
 	<-exit
 }
 
+// Restart starts a killed server again, on its port and data directory
+// (InnoDB recovers what the crash left).
+func (s *MariaDBServer) Restart() {
+	s.tb.Helper()
+	if err := s.start(); err != nil {
+		s.tb.Fatalf("testsvc: mariadbd restart: %v", err)
+	}
+}
+
 func splitHostPort(tb testing.TB, addr string) (string, int) {
 	tb.Helper()
 	host, p, err := net.SplitHostPort(addr)

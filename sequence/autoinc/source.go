@@ -14,9 +14,9 @@ import (
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
 	"github.com/idforge/idforge/internal/closeonce"
+	"github.com/idforge/idforge/internal/rotate"
 	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/rotate"
 )
 
 // MaxTables is the largest number of tables a Source combines (10 bits).

@@ -13,10 +13,10 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/atomicmax"
+	"github.com/idforge/idforge/internal/rotate"
 	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/rotate"
 )
 
 // DefaultRescue is how long a failing server is left aside when the URL

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/idforge/idforge/internal/dsn"
+	"github.com/idforge/idforge/internal/rotate"
 	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/internal/sqldb/mysql"
 	"github.com/idforge/idforge/sequence"
-	"github.com/idforge/idforge/sequence/internal/rotate"
 )
 
 func init() {

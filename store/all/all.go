@@ -8,5 +8,6 @@ import (
 	_ "github.com/idforge/idforge/store/mysql"    // scheme "mysql"
 	_ "github.com/idforge/idforge/store/postgres" // schemes "postgres", "postgresql"
 	_ "github.com/idforge/idforge/store/redis"    // scheme "redisseg" (Redis in front of one of the others)
+	_ "github.com/idforge/idforge/store/shards"   // schemes "shards+mysql", "shards+postgres", "shards+sqlite"
 	_ "github.com/idforge/idforge/store/sqlite"   // scheme "sqlite"
 )

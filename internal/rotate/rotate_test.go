@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -129,5 +130,35 @@ func TestRotorStatus(t *testing.T) {
 	}
 	if st.Members[0].Calls < 4 || st.Members[0].State != sequence.MemberAdmitted {
 		t.Fatalf("member m0 %+v; want admitted, serving the calls", st.Members[0])
+	}
+}
+
+// A member that passes a call is tried no more for it but stays admitted;
+// Observe sets a member aside and admits it again; DoFrom starts where
+// it is told.
+func TestPassObserve(t *testing.T) {
+	ctx := context.Background()
+	r := New("src", 3, time.Hour)
+	var calls []int
+	err := r.DoFrom(ctx, 4, func(_ context.Context, i int) error {
+		calls = append(calls, i)
+		if i < 2 {
+			return Pass(idforge.ErrUnknownKey)
+		}
+		return nil
+	})
+	if err != nil || fmt.Sprint(calls) != "[1 2]" {
+		t.Fatalf("DoFrom(4) = %v after calls %v, want nil after [1 2]", err, calls)
+	}
+	if r.Aside(1) || r.Status("src", strconv.Itoa, nil).Health != sequence.Up {
+		t.Fatal("a member that passed was set aside")
+	}
+	r.Observe(0, errors.New("ping failed"))
+	if !r.Aside(0) || r.Status("src", strconv.Itoa, nil).Members[0].State != sequence.MemberEjected {
+		t.Fatal("Observe of a failure did not set the member aside")
+	}
+	r.Observe(0, nil)
+	if r.Aside(0) {
+		t.Fatal("Observe of a success did not admit the member")
 	}
 }

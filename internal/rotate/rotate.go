@@ -33,6 +33,17 @@ func Exhausted(err error) error { return errExhausted{err} }
 
 const gone = -1 // downUntil of an exhausted member
 
+// errPass marks a member that answered but cannot serve this call.
+type errPass struct{ err error }
+
+func (e errPass) Error() string { return e.err.Error() }
+func (e errPass) Unwrap() error { return e.err }
+
+// Pass wraps err to say that the member answered but cannot serve this
+// one call (it lacks the key asked for): the next member is tried, and
+// this one is neither counted as failing nor set aside.
+func Pass(err error) error { return errPass{err} }
+
 // Rotor chooses members. It is safe for concurrent use.
 type Rotor struct {
 	who     string // names the source in logs: "autoinc source"
@@ -85,8 +96,14 @@ func (r *Rotor) Status(kind string, name func(i int) string, highest func(i int)
 // Exhausted). It returns nil after a success, ctx's error when ctx ends,
 // and otherwise every member's error, joined.
 func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) error) error {
+	return r.DoFrom(ctx, r.next.Add(1)-1, fn) // the first call starts at member 0
+}
+
+// DoFrom is Do starting at member turn mod n, for a caller that keeps
+// turns of its own (one per key).
+func (r *Rotor) DoFrom(ctx context.Context, turn uint64, fn func(ctx context.Context, i int) error) error {
 	n := len(r.members)
-	start := int(r.next.Add(1) % uint64(n))
+	start := int(turn % uint64(n))
 	var errs []error
 	tried := make([]bool, 0, 8)
 	if n <= 8 {
@@ -118,6 +135,10 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 			if ctx.Err() != nil {
 				return err
 			}
+			if errors.As(err, new(errPass)) {
+				errs = append(errs, fmt.Errorf("member %d: %w", i, err))
+				continue
+			}
 			m.failures.Add(1)
 			m.lastErr.Set(err, time.Now())
 			r.setAside(i, d, err)
@@ -128,6 +149,31 @@ func (r *Rotor) Do(ctx context.Context, fn func(ctx context.Context, i int) erro
 		return fmt.Errorf("%w: every member is used up", idforge.ErrSpaceExhausted)
 	}
 	return errors.Join(errs...)
+}
+
+// Aside reports whether member i is set aside now (for its rescue time,
+// or for good).
+func (r *Rotor) Aside(i int) bool {
+	d := r.members[i].downUntil.Load()
+	return d == gone || d > time.Now().UnixNano()
+}
+
+// Observe records the outcome of a call to member i made outside Do, a
+// health check: a failure sets the member aside as in Do, a success
+// admits it again.
+func (r *Rotor) Observe(i int, err error) {
+	m := &r.members[i]
+	d := m.downUntil.Load()
+	if d == gone {
+		return
+	}
+	if err == nil {
+		m.downUntil.CompareAndSwap(d, 0)
+		return
+	}
+	m.failures.Add(1)
+	m.lastErr.Set(err, time.Now())
+	r.setAside(i, d, err)
 }
 
 // setAside sets member i, whose downUntil was d, aside after err: for
