@@ -40,8 +40,8 @@ type Registry[T any] struct {
 	all   string // the package that registers every backend
 	noun  string // what a name is, in messages: "scheme"
 	valid func(string) bool
-	mu   sync.RWMutex
-	m    map[string]entry[T]
+	mu    sync.RWMutex
+	m     map[string]entry[T]
 }
 
 type entry[T any] struct {
