@@ -40,29 +40,6 @@ func requestKey(m any) (key string, ok bool) {
 	return "", false
 }
 
-// GRPCOption configures UnaryInterceptor and StreamInterceptor.
-type GRPCOption func(*grpcOptions)
-
-type grpcOptions struct {
-	level func(fullMethod string) Level
-}
-
-// WithMethodLevel replaces DefaultMethodLevel: level says what each
-// method (its full name, "/package.Service/Method") needs. The key of
-// Issue and Admin methods is read from the request message (Keyed, else
-// Named).
-func WithMethodLevel(level func(fullMethod string) Level) GRPCOption {
-	return func(o *grpcOptions) { o.level = level }
-}
-
-func newGRPCOptions(opts []GRPCOption) grpcOptions {
-	o := grpcOptions{level: DefaultMethodLevel}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	return o
-}
-
 // DefaultMethodLevel classifies gRPC methods by name:
 //
 //	Open   the health service (/grpc.health.v1.Health/…) and server reflection
@@ -94,10 +71,9 @@ func DefaultMethodLevel(fullMethod string) Level {
 // ends with Unauthenticated, PermissionDenied or ResourceExhausted (with
 // a retry-after header, in seconds); an allowed one's context carries its
 // Caller.
-func (a *Authenticator) UnaryInterceptor(opts ...GRPCOption) grpc.UnaryServerInterceptor {
-	o := newGRPCOptions(opts)
+func (a *Authenticator) UnaryInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		level := o.level(info.FullMethod)
+		level := DefaultMethodLevel(info.FullMethod)
 		if level == Open {
 			return handler(ctx, req)
 		}
@@ -116,10 +92,9 @@ func (a *Authenticator) UnaryInterceptor(opts ...GRPCOption) grpc.UnaryServerInt
 // as one request); the key of every message the server receives is
 // checked as it arrives, ending the stream with PermissionDenied when the
 // token is not allowed it.
-func (a *Authenticator) StreamInterceptor(opts ...GRPCOption) grpc.StreamServerInterceptor {
-	o := newGRPCOptions(opts)
+func (a *Authenticator) StreamInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		level := o.level(info.FullMethod)
+		level := DefaultMethodLevel(info.FullMethod)
 		if level == Open {
 			return handler(srv, ss)
 		}

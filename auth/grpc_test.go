@@ -278,34 +278,6 @@ func TestRequestKey(t *testing.T) {
 	}
 }
 
-func TestWithMethodLevel(t *testing.T) {
-	a, _ := newTestAuth(t)
-	lis := bufconn.Listen(1 << 20)
-	allAdmin := WithMethodLevel(func(string) Level { return Admin })
-	srv := grpc.NewServer(grpc.UnaryInterceptor(a.UnaryInterceptor(allAdmin)), grpc.StreamInterceptor(a.StreamInterceptor(allAdmin)))
-	srv.RegisterService(&testServiceDesc, struct{}{})
-	go srv.Serve(lis)
-	defer srv.Stop()
-	conn, err := grpc.NewClient("passthrough:///bufnet",
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }),
-		grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := callUnary(ctx, conn, "Next", issueTok, "order"); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Next with an issue token: %v, want PermissionDenied", err)
-	}
-	if _, err := callStream(ctx, conn, issueTok, "order"); status.Code(err) != codes.PermissionDenied {
-		t.Errorf("Stream with an issue token: %v, want PermissionDenied", err)
-	}
-	if c, err := callUnary(ctx, conn, "Next", adminTok, "order"); err != nil || c != "admin" {
-		t.Errorf("Next with the admin token: %q, %v", c, err)
-	}
-}
-
 func TestDefaultMethodLevel(t *testing.T) {
 	for method, want := range map[string]Level{
 		"/grpc.health.v1.Health/Check":                                   Open,

@@ -13,6 +13,7 @@ import (
 	"github.com/idforge/idforge/internal/fingerprint"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/obfuscate"
+	"github.com/idforge/idforge/plugin"
 	"github.com/idforge/idforge/snowflake"
 )
 
@@ -198,11 +199,12 @@ func obfuscation(s Settings, getenv func(string) string) (fingerprint.Def, error
 		if c.Kind != "obfuscate" {
 			continue
 		}
-		key, err := secret(c.Key, getenv)
+		o, _ := c.Settings.(plugin.ObfuscateConfig)
+		key, err := secret(o.Key, getenv)
 		if err != nil {
 			return fingerprint.Def{}, errctx.In(err, "plugin obfuscate: key")
 		}
-		line := fmt.Sprintf("keys=%v order=%d bits=%d", c.Keys, c.Order, c.Bits)
+		line := fmt.Sprintf("keys=%v order=%d bits=%d", c.Keys, c.Order, o.Bits)
 		fmt.Fprintf(&canonical, "%s secret=%x\n", line, key)
 		if summary.Len() > 0 {
 			summary.WriteString("; ")

@@ -51,7 +51,7 @@ func testFingerprintGuard(t *testing.T, withStore func(*Settings)) {
 			},
 			Keys: []Key{{Key: idforge.Key{Name: "hidden", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1},
 				Format: "feistel:bits=40+base62:min=7", FormatKey: "env:K1"}},
-			Plugins: []plugin.Config{{Kind: "obfuscate", Keys: []string{"masked"}, Bits: 40, Key: "env:K1"}},
+			Plugins: []plugin.Config{{Kind: "obfuscate", Keys: []string{"masked"}, Settings: plugin.ObfuscateConfig{Bits: 40, Key: "env:K1"}}},
 		}
 	}
 	open := func(s Settings) error {
@@ -86,8 +86,8 @@ func testFingerprintGuard(t *testing.T, withStore func(*Settings)) {
 		{"format secret", func(s *Settings) { s.Keys[0].FormatKey = "env:K2" }, []string{`format "hidden"`, "with its secret", "format_key"}},
 		{"format bits", func(s *Settings) { s.Keys[0].Format = "feistel:bits=41+base62:min=7" }, []string{`format "hidden"`, "bits=41"}},
 		{"format removed", func(s *Settings) { s.Keys[0].Format, s.Keys[0].FormatKey = "", "" }, []string{`format "hidden"`, "no format"}},
-		{"obfuscate secret", func(s *Settings) { s.Plugins[0].Key = "env:K2" }, []string{`plugin "obfuscate"`, "secrets"}},
-		{"obfuscate bits", func(s *Settings) { s.Plugins[0].Bits = 41 }, []string{`plugin "obfuscate"`, "bits=41"}},
+		{"obfuscate secret", func(s *Settings) { s.Plugins[0].Settings = plugin.ObfuscateConfig{Bits: 40, Key: "env:K2"} }, []string{`plugin "obfuscate"`, "secrets"}},
+		{"obfuscate bits", func(s *Settings) { s.Plugins[0].Settings = plugin.ObfuscateConfig{Bits: 41, Key: "env:K1"} }, []string{`plugin "obfuscate"`, "bits=41"}},
 		{"obfuscate removed", func(s *Settings) { s.Plugins = nil }, []string{`plugin "obfuscate"`, "no obfuscate plugin"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

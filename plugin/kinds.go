@@ -13,30 +13,22 @@ import (
 
 // The built-in kinds: History, Rate and Obfuscate.
 func init() {
-	Register("history", Kind{New: newHistory})
-	Register("rate", Kind{Check: noFile, New: newRate})
-	Register("obfuscate", Kind{Check: checkObfuscate, New: newObfuscate})
+	Register("history", Kind[HistoryConfig]{New: newHistory})
+	Register("rate", Kind[struct{}]{New: newRate})
+	Register("obfuscate", Kind[ObfuscateConfig]{Check: checkObfuscate, New: newObfuscate})
 }
 
-// noFile refuses a File on a kind other than history.
-func noFile(c Config) error {
-	if c.File != "" {
-		return fmt.Errorf("%w: file is for history, not %s", idforge.ErrInvalidArgument, c.Kind)
+func checkObfuscate(c ObfuscateConfig) error {
+	if c.Bits < 1 || c.Bits > obfuscate.MaxBits || c.Key == "" {
+		return fmt.Errorf("%w: obfuscate needs bits (1..%d) and key", idforge.ErrInvalidArgument, obfuscate.MaxBits)
 	}
 	return nil
 }
 
-func checkObfuscate(c Config) error {
-	if c.Bits < 1 || c.Bits > obfuscate.MaxBits || c.Key == "" {
-		return fmt.Errorf("%w: obfuscate needs bits (1..%d) and key", idforge.ErrInvalidArgument, obfuscate.MaxBits)
-	}
-	return noFile(c)
-}
-
 // newHistory logs to the process log, or to File (JSON lines, appended).
-func newHistory(c Config, env Env) (Plugin, io.Closer, error) {
+func newHistory(c HistoryConfig, order int, env Env) (Plugin, io.Closer, error) {
 	if c.File == "" {
-		return NewHistory(env.Logger.With("plugin", "history"), c.Order), nil, nil
+		return NewHistory(env.Logger.With("plugin", "history"), order), nil, nil
 	}
 	file := c.File
 	if !filepath.IsAbs(file) {
@@ -46,11 +38,11 @@ func newHistory(c Config, env Env) (Plugin, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return NewHistory(slog.New(slog.NewJSONHandler(f, nil)), c.Order), f, nil
+	return NewHistory(slog.New(slog.NewJSONHandler(f, nil)), order), f, nil
 }
 
-func newRate(c Config, env Env) (Plugin, io.Closer, error) {
-	r, err := NewRate(env.Metrics, c.Order)
+func newRate(_ struct{}, order int, env Env) (Plugin, io.Closer, error) {
+	r, err := NewRate(env.Metrics, order)
 	if err != nil {
 		// Its metrics are registered already: by another rate plugin.
 		return nil, nil, fmt.Errorf("%w: declared twice: %v", idforge.ErrInvalidArgument, err)
@@ -58,7 +50,7 @@ func newRate(c Config, env Env) (Plugin, io.Closer, error) {
 	return r, nil, nil
 }
 
-func newObfuscate(c Config, env Env) (Plugin, io.Closer, error) {
+func newObfuscate(c ObfuscateConfig, order int, env Env) (Plugin, io.Closer, error) {
 	key, err := env.Secret(c.Key)
 	if err != nil {
 		return nil, nil, err
@@ -67,5 +59,5 @@ func newObfuscate(c Config, env Env) (Plugin, io.Closer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return NewObfuscate(perm, c.Order), nil, nil
+	return NewObfuscate(perm, order), nil, nil
 }

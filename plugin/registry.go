@@ -4,19 +4,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
+	"reflect"
 	"strings"
-	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/errctx"
+	"github.com/idforge/idforge/internal/registry"
 )
 
 // Config declares one plugin by kind, as a [[plugins]] table of idforge's
-// config file does. Which fields a kind reads is the kind's: Check says
-// when one is missing or misplaced.
+// config file does.
 type Config struct {
 	// Kind names a registered kind: history (a log line per issue), rate
 	// (per-key counters in /metrics) or obfuscate (a keyed permutation of
@@ -26,14 +25,25 @@ type Config struct {
 	Keys []string
 	// Order places the plugin: smaller runs first.
 	Order int
-	// Bits and Key configure obfuscate: the permutation's width (IDs must
-	// stay below 2^Bits) and its key, as Env.Secret reads it.
-	Bits int
-	Key  string
+	// Settings are the kind's own, of its settings type: HistoryConfig,
+	// ObfuscateConfig. Nil means the type's zero value (rate has none).
+	Settings any
+}
+
+// HistoryConfig is the settings of a history plugin.
+type HistoryConfig struct {
 	// File sends history to its own file, one JSON object per line,
 	// appended (a relative path is under Env.Dir); by default history goes
 	// to Env.Logger.
 	File string
+}
+
+// ObfuscateConfig is the settings of an obfuscate plugin.
+type ObfuscateConfig struct {
+	// Bits is the permutation's width: IDs must stay below 2^Bits.
+	Bits int
+	// Key is the permutation's key, as Env.Secret reads it.
+	Key string
 }
 
 // Env is what building a plugin may use besides its Config.
@@ -64,64 +74,96 @@ func (env Env) withDefaults() Env {
 	return env
 }
 
-// A Kind checks and builds the plugins of one kind.
-type Kind struct {
-	// Check validates a declaration without building anything, for a
-	// config file read before anything opens. Nil accepts every one.
-	Check func(c Config) error
-	// New builds the plugin of a declaration that passed Check. The
+// A Kind checks and builds the plugins of one kind, whose settings are of
+// type C.
+type Kind[C any] struct {
+	// Check validates settings without building anything, for a config
+	// file read before anything opens. Nil accepts every one.
+	Check func(c C) error
+	// New builds the plugin of settings that passed Check, at order. The
 	// closer, when not nil, releases what the plugin holds (a file);
 	// close it after the plugin's last call.
-	New func(c Config, env Env) (Plugin, io.Closer, error)
+	New func(c C, order int, env Env) (Plugin, io.Closer, error)
 }
 
-var kinds = struct {
-	sync.RWMutex
-	m map[string]Kind
-}{m: map[string]Kind{}}
+// builder is a Kind of any settings type.
+type builder interface {
+	// build checks c's settings and builds its plugin; with a nil env it
+	// only checks.
+	build(c Config, env *Env) (Plugin, io.Closer, error)
+	takes(settings any) bool
+}
+
+func (k Kind[C]) takes(s any) bool { _, ok := s.(C); return ok }
+
+func (k Kind[C]) build(c Config, env *Env) (Plugin, io.Closer, error) {
+	var s C
+	if c.Settings != nil {
+		var ok bool
+		if s, ok = c.Settings.(C); !ok {
+			return nil, nil, fmt.Errorf("%w: %s, not %s", idforge.ErrInvalidArgument, misplaced(c.Settings), c.Kind)
+		}
+	}
+	if k.Check != nil {
+		if err := k.Check(s); err != nil {
+			return nil, nil, err
+		}
+	}
+	if env == nil {
+		return nil, nil, nil
+	}
+	return k.New(s, c.Order, *env)
+}
+
+// misplaced says whose settings s are: "file is for history", naming its
+// first field set.
+func misplaced(s any) string {
+	what, v := fmt.Sprintf("%T", s), reflect.ValueOf(s)
+	for i := 0; v.Kind() == reflect.Struct && i < v.NumField(); i++ {
+		if !v.Field(i).IsZero() {
+			what = strings.ToLower(v.Type().Field(i).Name)
+			break
+		}
+	}
+	for _, name := range Names() {
+		if k, _ := kinds.Get(name); k.takes(s) {
+			return what + " is for " + name
+		}
+	}
+	return what + " is for no kind"
+}
+
+var kinds = registry.Named[builder]("plugin", "kind", func(name string) bool { return name != "" })
 
 // Register makes a kind of plugin available to Check and Build under
 // name. It is meant to be called from an init function, and panics, as
 // each case is a programming error, on an empty name, a nil New or a name
 // registered twice.
-func Register(name string, k Kind) {
-	if name == "" || k.New == nil {
-		panic(fmt.Sprintf("plugin: Register(%q): empty name or nil New", name))
+func Register[C any](name string, k Kind[C]) {
+	if k.New == nil {
+		panic(fmt.Sprintf("plugin: Register(%q): nil New", name))
 	}
-	kinds.Lock()
-	defer kinds.Unlock()
-	if _, dup := kinds.m[name]; dup {
-		panic(fmt.Sprintf("plugin: Register: kind %q registered twice", name))
-	}
-	kinds.m[name] = k
+	kinds.Register(registry.Scheme{Name: name}, k)
 }
 
 // Names returns the registered kinds in sorted order.
-func Names() []string {
-	kinds.RLock()
-	defer kinds.RUnlock()
-	names := make([]string, 0, len(kinds.m))
-	for name := range kinds.m {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	return names
-}
+func Names() []string { return kinds.Names() }
 
 // Check validates a declaration without building anything. Its errors
 // wrap idforge.ErrInvalidArgument: an unknown kind (the message lists the
-// registered ones), or what the kind's Check refuses.
+// registered ones), settings of another kind, or what the kind's Check
+// refuses.
 func Check(c Config) error {
-	kinds.RLock()
-	k, ok := kinds.m[c.Kind]
-	kinds.RUnlock()
+	_, _, err := build(c, nil)
+	return err
+}
+
+func build(c Config, env *Env) (Plugin, io.Closer, error) {
+	k, ok := kinds.Get(c.Kind)
 	if !ok {
-		return fmt.Errorf("%w: unknown plugin kind %q (kinds: %s)", idforge.ErrInvalidArgument, c.Kind, strings.Join(Names(), ", "))
+		return nil, nil, fmt.Errorf("%w: unknown plugin kind %q (kinds: %s)", idforge.ErrInvalidArgument, c.Kind, strings.Join(Names(), ", "))
 	}
-	if k.Check == nil {
-		return nil
-	}
-	return k.Check(c)
+	return k.build(c, env)
 }
 
 // Build checks a declaration and builds its plugin, limited to c.Keys.
@@ -132,10 +174,8 @@ func Build(c Config, env Env) (Plugin, io.Closer, error) {
 	if err := Check(c); err != nil {
 		return nil, nil, err
 	}
-	kinds.RLock()
-	k := kinds.m[c.Kind]
-	kinds.RUnlock()
-	p, closer, err := k.New(c, env.withDefaults())
+	env = env.withDefaults()
+	p, closer, err := build(c, &env)
 	if err != nil {
 		return nil, nil, errctx.In(err, "plugin %s", c.Kind)
 	}

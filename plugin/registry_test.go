@@ -30,16 +30,16 @@ func TestCheck(t *testing.T) {
 		want string // "" for a valid declaration
 	}{
 		{"history", Config{Kind: "history"}, ""},
-		{"history to a file", Config{Kind: "history", File: "h.jsonl"}, ""},
+		{"history to a file", Config{Kind: "history", Settings: HistoryConfig{File: "h.jsonl"}}, ""},
 		{"rate", Config{Kind: "rate", Keys: []string{"order"}}, ""},
-		{"obfuscate", Config{Kind: "obfuscate", Bits: 40, Key: "env:K"}, ""},
+		{"obfuscate", Config{Kind: "obfuscate", Settings: ObfuscateConfig{Bits: 40, Key: "env:K"}}, ""},
 		{"unknown kind", Config{Kind: "quota"}, `unknown plugin kind "quota" (kinds: history, obfuscate, rate)`},
 		{"no kind", Config{}, `unknown plugin kind ""`},
-		{"rate with a file", Config{Kind: "rate", File: "x"}, "file is for history, not rate"},
-		{"obfuscate with a file", Config{Kind: "obfuscate", Bits: 8, Key: "k", File: "x"}, "file is for history, not obfuscate"},
-		{"obfuscate without key", Config{Kind: "obfuscate", Bits: 8}, "obfuscate needs bits (1..63) and key"},
-		{"obfuscate without bits", Config{Kind: "obfuscate", Key: "k"}, "obfuscate needs bits"},
-		{"obfuscate too wide", Config{Kind: "obfuscate", Bits: 64, Key: "k"}, "obfuscate needs bits"},
+		{"rate with a file", Config{Kind: "rate", Settings: HistoryConfig{File: "x"}}, "file is for history, not rate"},
+		{"obfuscate with a file", Config{Kind: "obfuscate", Settings: HistoryConfig{File: "x"}}, "file is for history, not obfuscate"},
+		{"obfuscate without key", Config{Kind: "obfuscate", Settings: ObfuscateConfig{Bits: 8}}, "obfuscate needs bits (1..63) and key"},
+		{"obfuscate without bits", Config{Kind: "obfuscate", Settings: ObfuscateConfig{Key: "k"}}, "obfuscate needs bits"},
+		{"obfuscate too wide", Config{Kind: "obfuscate", Settings: ObfuscateConfig{Bits: 64, Key: "k"}}, "obfuscate needs bits"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := Check(tc.c)
@@ -68,9 +68,9 @@ func TestBuild(t *testing.T) {
 	}}
 	var plugins []Plugin
 	for _, c := range []Config{
-		{Kind: "history", File: "history.jsonl", Order: 3},
+		{Kind: "history", Settings: HistoryConfig{File: "history.jsonl"}, Order: 3},
 		{Kind: "rate", Order: 2},
-		{Kind: "obfuscate", Keys: []string{"hidden"}, Bits: 32, Key: "env:K", Order: 1},
+		{Kind: "obfuscate", Keys: []string{"hidden"}, Settings: ObfuscateConfig{Bits: 32, Key: "env:K"}, Order: 1},
 	} {
 		p, closer, err := Build(c, env)
 		if err != nil {
@@ -99,13 +99,13 @@ func TestBuild(t *testing.T) {
 	if _, _, err := Build(Config{Kind: "rate"}, env); !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "declared twice") {
 		t.Errorf("a second rate plugin on one registry: %v, want ErrInvalidArgument", err)
 	}
-	if _, _, err := Build(Config{Kind: "obfuscate", Bits: 32, Key: "env:K2"}, env); err == nil || !strings.Contains(err.Error(), "K2") || !strings.Contains(err.Error(), "plugin obfuscate") {
+	if _, _, err := Build(Config{Kind: "obfuscate", Settings: ObfuscateConfig{Bits: 32, Key: "env:K2"}}, env); err == nil || !strings.Contains(err.Error(), "K2") || !strings.Contains(err.Error(), "plugin obfuscate") {
 		t.Errorf("missing secret: %v, want the variable and the plugin named", err)
 	}
-	if _, _, err := Build(Config{Kind: "obfuscate", Bits: 32, Key: "short"}, env); !errors.Is(err, idforge.ErrInvalidArgument) {
+	if _, _, err := Build(Config{Kind: "obfuscate", Settings: ObfuscateConfig{Bits: 32, Key: "short"}}, env); !errors.Is(err, idforge.ErrInvalidArgument) {
 		t.Errorf("short key: %v, want ErrInvalidArgument", err)
 	}
-	if _, _, err := Build(Config{Kind: "history", File: filepath.Join(dir, "no", "such", "dir", "h")}, env); err == nil || !strings.HasPrefix(err.Error(), "plugin history: ") {
+	if _, _, err := Build(Config{Kind: "history", Settings: HistoryConfig{File: filepath.Join(dir, "no", "such", "dir", "h")}}, env); err == nil || !strings.HasPrefix(err.Error(), "plugin history: ") {
 		t.Errorf("history file that cannot be opened: %v", err)
 	}
 	if _, _, err := Build(Config{Kind: "nope"}, env); !errors.Is(err, idforge.ErrInvalidArgument) {
@@ -114,11 +114,11 @@ func TestBuild(t *testing.T) {
 }
 
 func TestRegisterPanics(t *testing.T) {
-	build := func(Config, Env) (Plugin, io.Closer, error) { return nil, nil, nil }
+	build := func(struct{}, int, Env) (Plugin, io.Closer, error) { return nil, nil, nil }
 	for name, register := range map[string]func(){
-		"empty name": func() { Register("", Kind{New: build}) },
-		"nil New":    func() { Register("x-nil", Kind{}) },
-		"twice":      func() { Register("history", Kind{New: build}) },
+		"empty name": func() { Register("", Kind[struct{}]{New: build}) },
+		"nil New":    func() { Register("x-nil", Kind[struct{}]{}) },
+		"twice":      func() { Register("history", Kind[struct{}]{New: build}) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			defer func() {

@@ -61,9 +61,6 @@ func NewManager(ctx context.Context, lim *Limiter, st any, file []Spec, tokens [
 	return m, nil
 }
 
-// Limiter returns the plugin that applies the quotas.
-func (m *Manager) Limiter() *Limiter { return m.lim }
-
 // Quotas returns every quota, the file's and the stored ones (retired
 // included), sorted by name.
 func (m *Manager) Quotas(ctx context.Context) ([]Spec, error) {

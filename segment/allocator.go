@@ -267,7 +267,7 @@ type Allocator struct {
 var _ idforge.BatchGenerator = (*Allocator)(nil)
 
 // New returns an Allocator for key backed by store. It does no I/O: the
-// first segment is claimed by the first call to Next or NextN (or Warm).
+// first segment is claimed by the first call to Next or NextN.
 func New(store idforge.SegmentStore, key string, s Settings) *Allocator {
 	s = s.withDefaults()
 	a := &Allocator{
@@ -354,21 +354,6 @@ func (a *Allocator) NextNBelow(ctx context.Context, n int, limit int64) ([]int64
 		return nil, err
 	}
 	return ids[:got], nil
-}
-
-// Warm claims the first segment now instead of on the first call. In
-// global order, which buffers nothing, it does nothing.
-func (a *Allocator) Warm(ctx context.Context) error {
-	for !a.set.Global {
-		b := a.cur.Load()
-		if !b.empty() {
-			return nil
-		}
-		if err := a.advance(ctx, b); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // advance replaces the exhausted buffer with the next one. It returns nil
@@ -500,15 +485,7 @@ func (a *Allocator) load() {
 		}
 		a.mu.Unlock()
 
-		began := a.set.Clock.Now()
-		var seg idforge.Segment
-		err := a.check(ctx)
-		if err == nil {
-			seg, err = a.store.ClaimSegment(ctx, a.key, step)
-		}
-		took := a.set.Clock.Now().Sub(began)
-		cancel()
-
+		seg, began, took, err := a.claim(ctx, cancel, step)
 		a.mu.Lock()
 		a.stopLoad = nil
 		if errors.Is(err, idforge.ErrRetired) {

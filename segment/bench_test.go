@@ -10,7 +10,7 @@ import (
 
 	"github.com/idforge/idforge"
 	"github.com/idforge/idforge/internal/cacheline"
-	"github.com/idforge/idforge/internal/cputime"
+	"github.com/idforge/idforge/internal/testsvc"
 )
 
 // reportCPU reports the process's CPU time per ID since cpu0 (cpu-ns/id)
@@ -19,7 +19,7 @@ import (
 // time of all the goroutines' cores per ID.
 func reportCPU(b *testing.B, cpu0 time.Duration, perCall int) {
 	if cpu0 >= 0 {
-		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(b.N)/float64(perCall), "cpu-ns/id")
+		b.ReportMetric(float64(testsvc.CPUTime()-cpu0)/float64(b.N)/float64(perCall), "cpu-ns/id")
 	}
 }
 
@@ -27,7 +27,7 @@ func reportCPU(b *testing.B, cpu0 time.Duration, perCall int) {
 func BenchmarkAtomicAdd(b *testing.B) {
 	var n atomic.Int64
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	for b.Loop() {
 		n.Add(1)
 	}
@@ -37,7 +37,7 @@ func BenchmarkAtomicAdd(b *testing.B) {
 func BenchmarkAtomicAddParallel(b *testing.B) {
 	var n atomic.Int64
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			n.Add(1)
@@ -67,7 +67,7 @@ func BenchmarkAtomicAddCall(b *testing.B) {
 	c := new(callFloor)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	var failed error
 	for b.Loop() {
 		if _, err := c.Next(ctx); err != nil && failed == nil {
@@ -84,7 +84,7 @@ func BenchmarkAtomicAddCallParallel(b *testing.B) {
 	c := new(callFloor)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	var failures atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -116,7 +116,7 @@ func BenchmarkNext(b *testing.B) {
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	var failed error
 	for b.Loop() {
 		if _, err := a.Next(ctx); err != nil && failed == nil {
@@ -133,7 +133,7 @@ func BenchmarkNextParallel(b *testing.B) {
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	var failures atomic.Int64
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -165,7 +165,7 @@ func benchBatch(b *testing.B, n int, draw func(a *Allocator, ctx context.Context
 	a := benchAllocator(b)
 	ctx := context.Background()
 	b.ReportAllocs()
-	cpu0 := cputime.Process()
+	cpu0 := testsvc.CPUTime()
 	for b.Loop() {
 		if err := draw(a, ctx); err != nil {
 			b.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/idforge/idforge"
 )
@@ -89,6 +90,18 @@ func (a *Allocator) claimBatches(b *batch) {
 	}
 }
 
+// claim asks the store for n values within ctx, which it cancels after,
+// and says when it began and how long it took. Called without a.mu.
+func (a *Allocator) claim(ctx context.Context, cancel func(), n int64) (seg idforge.Segment, began time.Time, took time.Duration, err error) {
+	began = a.set.Clock.Now()
+	if err = a.check(ctx); err == nil {
+		seg, err = a.store.ClaimSegment(ctx, a.key, n)
+	}
+	took = a.set.Clock.Now().Sub(began)
+	cancel()
+	return seg, began, took, err
+}
+
 // claimGlobal makes one claim of exactly n values for a batch: no retry
 // here (the store retries what it knows is safe), no backoff (callers
 // retry, and a retry is a new call that begins later).
@@ -106,15 +119,7 @@ func (a *Allocator) claimGlobal(n int64) (idforge.Segment, error) {
 	a.stopLoad = cancel
 	a.mu.Unlock()
 
-	began := a.set.Clock.Now()
-	var seg idforge.Segment
-	err := a.check(ctx)
-	if err == nil {
-		seg, err = a.store.ClaimSegment(ctx, a.key, n)
-	}
-	took := a.set.Clock.Now().Sub(began)
-	cancel()
-
+	seg, _, took, err := a.claim(ctx, cancel, n)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.stopLoad = nil

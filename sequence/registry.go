@@ -91,9 +91,6 @@ func RegisterCounter(s Scheme, open CounterOpener) { counters.Register(s, open) 
 // Names returns the schemes Open knows, sorted.
 func Names() []string { return sources.Names() }
 
-// CounterNames returns the schemes OpenCounter knows, sorted.
-func CounterNames() []string { return counters.Names() }
-
 // Schemes returns the schemes Open knows with their URL forms, sorted by
 // name, for help texts.
 func Schemes() []Scheme { return sources.Schemes() }

@@ -4,8 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
+
+	"github.com/idforge/idforge/internal/registry"
 )
 
 // A Kind is an expression type: it turns one @{kind:arg,opt=value} expression
@@ -174,11 +175,8 @@ func (ev *Eval) notePeriod(p time.Time) {
 	}
 }
 
-// registry holds the kinds added with RegisterKind.
-var registry struct {
-	sync.RWMutex
-	kinds map[string]Kind
-}
+// kinds holds the kinds added with RegisterKind.
+var kinds = registry.Named[Kind]("serial", "kind name", validKindName)
 
 // builtinKinds are the names RegisterKind refuses; "text" names static
 // text in an Explanation.
@@ -190,43 +188,17 @@ var builtinKinds = []string{kindChecksum, kindDate, kindParam, kindRandom, kindS
 // when name is a built-in kind or when name is already registered: those
 // are programming errors.
 func RegisterKind(name string, k Kind) {
-	if !validKindName(name) {
-		panic(fmt.Sprintf("serial: RegisterKind: invalid kind name %q", name))
-	}
-	if k == nil {
-		panic(fmt.Sprintf("serial: RegisterKind(%q): nil Kind", name))
-	}
 	if slices.Contains(builtinKinds, name) {
 		panic(fmt.Sprintf("serial: RegisterKind(%q): a built-in kind has that name", name))
 	}
-	registry.Lock()
-	defer registry.Unlock()
-	if _, dup := registry.kinds[name]; dup {
-		panic(fmt.Sprintf("serial: RegisterKind(%q): registered twice", name))
-	}
-	if registry.kinds == nil {
-		registry.kinds = make(map[string]Kind)
-	}
-	registry.kinds[name] = k
+	kinds.Register(registry.Scheme{Name: name}, k)
 }
 
 // Kinds returns the names of all kinds, built-in and registered, sorted.
 func Kinds() []string {
-	registry.RLock()
-	defer registry.RUnlock()
-	names := []string{kindChecksum, kindDate, kindParam, kindRandom, kindSeq}
-	for name := range registry.kinds {
-		names = append(names, name)
-	}
+	names := append(kinds.Names(), builtinKinds[:5]...)
 	slices.Sort(names)
 	return names
-}
-
-func lookupKind(name string) (Kind, bool) {
-	registry.RLock()
-	defer registry.RUnlock()
-	k, ok := registry.kinds[name]
-	return k, ok
 }
 
 func validKindName(s string) bool {

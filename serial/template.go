@@ -245,7 +245,7 @@ func (t *Template) compile(ctx context.Context, it item, opts *Options) (node, e
 
 // compileCustom compiles an expression of a registered kind.
 func (t *Template) compileCustom(e Expr) (Part, error) {
-	k, ok := lookupKind(e.Kind)
+	k, ok := kinds.Get(e.Kind)
 	if !ok {
 		return nil, errAt(skipBlanks(t.text, e.Col+1)+1, "unknown kind %q (kinds: %s)", e.Kind, strings.Join(Kinds(), ", "))
 	}

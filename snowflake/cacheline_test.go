@@ -4,7 +4,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/idforge/idforge/internal/cacheline"
+	"github.com/idforge/idforge/internal/testsvc"
 )
 
 // The counter every call adds to has a cache line that nothing else
@@ -13,6 +13,6 @@ import (
 // padding stays in place when fields are added or moved.
 func TestHotFieldsOwnTheirCacheLines(t *testing.T) {
 	var g Generator
-	cacheline.Apart(t, "Generator.seq", unsafe.Offsetof(g.seq), "Generator.open", unsafe.Offsetof(g.open))
-	cacheline.Apart(t, "Generator.open", unsafe.Offsetof(g.open), "Generator.mu", unsafe.Offsetof(g.mu))
+	testsvc.Apart(t, "Generator.seq", unsafe.Offsetof(g.seq), "Generator.open", unsafe.Offsetof(g.open))
+	testsvc.Apart(t, "Generator.open", unsafe.Offsetof(g.open), "Generator.mu", unsafe.Offsetof(g.mu))
 }

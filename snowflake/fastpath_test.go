@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
-	"github.com/idforge/idforge/internal/cputime"
 	"github.com/idforge/idforge/internal/fakeclock"
+	"github.com/idforge/idforge/internal/testsvc"
 )
 
 // TestConcurrentClockJumps races the lock-free fast path of Next and
@@ -181,7 +181,7 @@ func BenchmarkNextVsNextN(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			g := newBench(b, "time:41,sequence:22,unit=1ms,epoch=2024-01-01T00:00:00Z")
 			dst := make([]int64, tc.n)
-			cpu0 := cputime.Process()
+			cpu0 := testsvc.CPUTime()
 			for b.Loop() {
 				var err error
 				switch {
@@ -196,7 +196,7 @@ func BenchmarkNextVsNextN(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if cpu := cputime.Process() - cpu0; cpu0 >= 0 {
+			if cpu := testsvc.CPUTime() - cpu0; cpu0 >= 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*tc.n), "cpu-ns/id")
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tc.n), "ns/id")

@@ -50,9 +50,6 @@ const (
 	Template Check = "template"
 )
 
-// Checks lists every check, in report order.
-func Checks() []Check { return []Check{Unique, Increasing, Worker, Skew, Template} }
-
 // A Violation is one answer that broke a check.
 type Violation struct {
 	Check  Check  `json:"check"`

@@ -53,12 +53,6 @@ func WithLogger(log *slog.Logger) SupervisorOption {
 	return func(o *supervisorOptions) { o.log = log }
 }
 
-// WithReportInterval reports the target's newest issued time to the lease
-// every d instead of every DefaultReportInterval.
-func WithReportInterval(d time.Duration) SupervisorOption {
-	return func(o *supervisorOptions) { o.report = d }
-}
-
 // Supervisor keeps a target issuing with a live worker-ID lease, as etcd's
 // concurrency.Session keeps its lease alive, and goes one step further: it
 // survives losing the lease. It feeds the target's newest issued time to

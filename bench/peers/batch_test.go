@@ -20,7 +20,7 @@ func newSegment(b *testing.B) *segment.Allocator {
 		b.Fatal(err)
 	}
 	a := segment.New(st, "bench", segment.Settings{MinStep: 1 << 40, Logger: quiet})
-	if err := a.Warm(ctx); err != nil {
+	if _, err := a.Next(ctx); err != nil { // claims the first segment
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { a.Close() })

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -189,7 +190,8 @@ type KeyConfig struct {
 }
 
 // PluginConfig declares a plugin run around every issue: the fields of
-// plugin.Config, which documents, checks and builds them.
+// plugin.Config and of its kinds' settings (plugin.HistoryConfig,
+// plugin.ObfuscateConfig), which document, check and build them.
 type PluginConfig struct {
 	Kind  string   `toml:"kind"`
 	Keys  []string `toml:"keys"`
@@ -197,6 +199,19 @@ type PluginConfig struct {
 	Bits  int      `toml:"bits"`
 	Key   string   `toml:"key"`
 	File  string   `toml:"file"`
+}
+
+// plugin returns the declaration. The table writes every kind's settings
+// flat: p.Kind gets its own, unless some of another kind are set, which
+// plugin.Check then refuses ("file is for history, not rate").
+func (p PluginConfig) plugin() plugin.Config {
+	c := plugin.Config{Kind: p.Kind, Keys: p.Keys, Order: p.Order}
+	for kind, s := range map[string]any{"history": plugin.HistoryConfig{File: p.File}, "obfuscate": plugin.ObfuscateConfig{Bits: p.Bits, Key: p.Key}} {
+		if kind == p.Kind && c.Settings == nil || kind != p.Kind && !reflect.ValueOf(s).IsZero() {
+			c.Settings = s
+		}
+	}
+	return c
 }
 
 // RejectionsConfig is the [rejections] table: the fields of
@@ -500,7 +515,7 @@ func (c *Config) validate() error {
 		serials[sc.Name] = true
 	}
 	for i, p := range c.Plugins {
-		if err := plugin.Check(plugin.Config(p)); err != nil {
+		if err := plugin.Check(p.plugin()); err != nil {
 			return inSetting(fmt.Sprintf("plugins[%d]", i), inContext(err, "plugins[%d]", i))
 		}
 	}

@@ -63,7 +63,7 @@ func (cfg Config) settings(log *slog.Logger, owner string, getenv func(string) s
 		s.Serials = append(s.Serials, sc.serial())
 	}
 	for _, pc := range cfg.Plugins {
-		s.Plugins = append(s.Plugins, plugin.Config(pc))
+		s.Plugins = append(s.Plugins, pc.plugin())
 	}
 	s.Rejections = plugin.Rejections(cfg.Rejections)
 	s.Quotas, s.Tokens = cfg.Quotas, auth.FromEnv(cfg.Auth).Names()

@@ -1,9 +1,11 @@
 // Package registry is the one registry behind store.Register,
-// worker.Register and sequence.Register: backends register an opener
-// under a URL scheme from their init functions, the binary opens a
-// backend by URL, and help texts list the schemes with the URL form each
-// takes. Registering twice, or something that is not a scheme, is a
-// programming error and panics, as caddy's RegisterModule does.
+// worker.Register, sequence.Register, plugin.Register and
+// serial.RegisterKind: backends register an opener under a URL scheme
+// (plugins and serial kinds a builder under a name) from their init
+// functions, the binary opens a backend by URL, and help texts list the
+// schemes with the URL form each takes. Registering twice, a nil value or
+// a name the registry does not take is a programming error and panics,
+// as caddy's RegisterModule does.
 package registry
 
 import (
@@ -34,10 +36,12 @@ type Scheme struct {
 // Registry maps URL schemes to openers of type T. It is safe for
 // concurrent use.
 type Registry[T any] struct {
-	what string // names the registry in messages: "store", "worker"
-	all  string // the package that registers every backend
-	mu   sync.RWMutex
-	m    map[string]entry[T]
+	what  string // names the registry in messages: "store", "worker"
+	all   string // the package that registers every backend
+	noun  string // what a name is, in messages: "scheme"
+	valid func(string) bool
+	mu    sync.RWMutex
+	m     map[string]entry[T]
 }
 
 type entry[T any] struct {
@@ -49,26 +53,33 @@ type entry[T any] struct {
 // "store URL …", "store mysql: …"); all is the package whose import
 // registers every backend, named when a scheme is unknown.
 func New[T any](what, all string) *Registry[T] {
-	return &Registry[T]{what: what, all: all, m: make(map[string]entry[T])}
+	return &Registry[T]{what: what, all: all, noun: "scheme", valid: schemeRE.MatchString, m: make(map[string]entry[T])}
+}
+
+// Named returns an empty registry of names that valid accepts, called
+// noun in messages ("kind name"), looked up with Get.
+func Named[T any](what, noun string, valid func(string) bool) *Registry[T] {
+	return &Registry[T]{what: what, noun: noun, valid: valid, m: make(map[string]entry[T])}
 }
 
 // schemeRE is a URL scheme as url.Parse returns it: lower case.
 var schemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 
 // Register makes open available under s.Name. It panics, each case being
-// a programming error, when s.Name is not a lower-case URL scheme
-// ([a-z][a-z0-9+.-]*), open is nil or s.Name is registered already.
+// a programming error, when s.Name is not a name r takes (for New, a
+// lower-case URL scheme: [a-z][a-z0-9+.-]*), open is nil or s.Name is
+// registered already.
 func (r *Registry[T]) Register(s Scheme, open T) {
-	if !schemeRE.MatchString(s.Name) {
-		panic(fmt.Sprintf("%s: Register: invalid scheme %q (want [a-z][a-z0-9+.-]*)", r.what, s.Name))
+	if !r.valid(s.Name) {
+		panic(fmt.Sprintf("%s: Register: invalid %s %q", r.what, r.noun, s.Name))
 	}
-	if v := reflect.ValueOf(&open).Elem(); v.Kind() == reflect.Func && v.IsNil() {
-		panic(fmt.Sprintf("%s: Register: nil opener for scheme %q", r.what, s.Name))
+	if v := reflect.ValueOf(&open).Elem(); (v.Kind() == reflect.Func || v.Kind() == reflect.Interface) && v.IsNil() {
+		panic(fmt.Sprintf("%s: Register: nil %s for %s %q", r.what, v.Type().Name(), r.noun, s.Name))
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, dup := r.m[s.Name]; dup {
-		panic(fmt.Sprintf("%s: Register: scheme %q registered twice", r.what, s.Name))
+		panic(fmt.Sprintf("%s: Register: %s %q registered twice", r.what, r.noun, s.Name))
 	}
 	r.m[s.Name] = entry[T]{scheme: s, open: open}
 }
@@ -98,6 +109,14 @@ func (r *Registry[T]) Schemes() []Scheme {
 	return out
 }
 
+// Get returns what is registered under name.
+func (r *Registry[T]) Get(name string) (T, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.m[name]
+	return e.open, ok
+}
+
 // Lookup parses rawURL and returns it with the opener of its scheme. The
 // error wraps idforge.ErrInvalidArgument when rawURL does not parse, has
 // no scheme or one nobody registered (the message lists those
@@ -108,11 +127,8 @@ func (r *Registry[T]) Lookup(rawURL string) (*url.URL, T, error) {
 	if err != nil {
 		return nil, zero, err
 	}
-	r.mu.RLock()
-	e, ok := r.m[u.Scheme]
-	r.mu.RUnlock()
-	if ok {
-		return u, e.open, nil
+	if open, ok := r.Get(u.Scheme); ok {
+		return u, open, nil
 	}
 	known := "none; import " + r.all
 	if names := r.Names(); len(names) > 0 {

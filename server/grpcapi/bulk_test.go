@@ -13,7 +13,6 @@ import (
 
 	"github.com/idforge/idforge"
 	idforgev1 "github.com/idforge/idforge/api/idforge/v1"
-	"github.com/idforge/idforge/internal/cputime"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/issuer"
 	"github.com/idforge/idforge/store/sqlite"
@@ -157,9 +156,9 @@ func BenchmarkStreamSQLite(b *testing.B) {
 			coldStart(b, c, form)
 			coldWaits, _, _ := reportWaits(b, iss)
 			b.ResetTimer()
-			cpu0 := cputime.Process()
+			cpu0 := testsvc.CPUTime()
 			n, took := streamBulk(b, c, form, int64(b.N))
-			cpu := cputime.Process() - cpu0
+			cpu := testsvc.CPUTime() - cpu0
 			b.StopTimer()
 			waits, loads, step := reportWaits(b, iss)
 			reportRate(b, n, took, cpu)
@@ -250,9 +249,9 @@ func BenchmarkStreamFloor(b *testing.B) {
 	c := serveTCPWith(b, func(g *grpc.Server) { idforgev1.RegisterIDForgeServer(g, floorServer{}) })
 	for _, form := range bulkForms {
 		b.Run(formName(form), func(b *testing.B) {
-			cpu0 := cputime.Process()
+			cpu0 := testsvc.CPUTime()
 			n, took := streamFloor(b, c, form, int64(b.N))
-			reportRate(b, n, took, cputime.Process()-cpu0)
+			reportRate(b, n, took, testsvc.CPUTime()-cpu0)
 		})
 	}
 }

@@ -1,0 +1,4 @@
+package sequence
+
+// CounterNames returns the schemes OpenCounter knows, sorted.
+func CounterNames() []string { return counters.Names() }
