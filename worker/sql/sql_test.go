@@ -149,6 +149,35 @@ func TestTableOnlyByMigrate(t *testing.T) {
 	})
 }
 
+// Issue 27, item 5: a table of a version before the clock check, without
+// clock_ms, gets the column from idforge migrate (from the first Acquire
+// on SQLite); until then a server's Acquire refuses, saying so.
+func TestMigrateAddsClockColumn(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		u := b.fresh(t)
+		timeType := map[string]string{"mysql": "DATETIME(3)", "postgres": "timestamptz", "sqlite": "TEXT"}[b.name]
+		db := rawDB(t, b, u)
+		exec(t, db, "CREATE TABLE idforge_workers (worker_id INTEGER NOT NULL PRIMARY KEY, owner VARCHAR(255) NOT NULL, "+
+			"claimed_at "+timeType+", heartbeat_at "+timeType+", last_ms BIGINT NOT NULL DEFAULT 0)")
+		exec(t, db, "INSERT INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '#claim-lock', 0)")
+		p := workertest.Open(t, u, worker.Options{Owner: "n:1", Logger: quiet})
+		if b.down != "" {
+			_, err := p.Acquire(context.Background(), 3)
+			if !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "clock_ms: run `idforge migrate`") {
+				t.Fatalf("Acquire on a table without clock_ms: %v; want ErrInvalidArgument saying to run idforge migrate", err)
+			}
+			if _, err := p.(*sqlworker.Provider).Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		workertest.Acquire(t, p, 3)
+		var clock int64
+		if err := db.QueryRowContext(context.Background(), "SELECT clock_ms FROM idforge_workers WHERE owner = 'n:1'").Scan(&clock); err != nil || clock <= 0 {
+			t.Fatalf("clock_ms of the holder: %d, %v; want its clock", clock, err)
+		}
+	})
+}
+
 func exec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(context.Background(), q); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
 )
 
 func init() {
@@ -41,6 +42,7 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 		Name:       dsn.Redacted(u),
 		StaleAfter: q.Duration("stale_after", 0, time.Millisecond),
 		Timeout:    q.Duration("timeout", 0, time.Nanosecond),
+		MaxDrift:   coord.MaxDrift(q),
 	}
 	if err := q.Err(); err != nil {
 		return nil, err
