@@ -166,7 +166,7 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	if max < 0 {
 		return nil, p.held.Invalid("max worker ID %d is negative", max)
 	}
-	return p.held.Acquire(ctx, max, p.claim, func() error {
+	return p.held.Acquire(ctx, max, p.claim, func(holder.Claim) error {
 		return fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",
 			idforge.ErrWorkersExhausted, max+1, max, p.prefix)
 	})

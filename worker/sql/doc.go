@@ -52,6 +52,13 @@
 //	max_drift    the largest difference from the live peers' average
 //	             clock a node starts with (5s)
 //
+// Each scheme prefixed with "ip+" (ip+mysql://…, ip+sqlite:…) pins the ID
+// to the one worker.IP derives from the node's address, with its
+// parameters bits, net and addr (Config.IP): Acquire claims that row or
+// refuses, wrapping idforge.ErrWorkersExhausted and naming the live
+// holder, so two nodes whose addresses share their low bits never both
+// start.
+//
 // Every other parameter is the driver's; several hosts follow the primary
 // as the stores' URLs do. A provider opened from a URL keeps at most 2
 // connections and its Close closes them. With worker.Options.DataDir a

@@ -45,6 +45,10 @@ type Config struct {
 	StaleAfter time.Duration
 	// Timeout bounds every call to the database. Default DefaultTimeout.
 	Timeout time.Duration
+	// IP, when set, pins the worker ID to the one its address gives
+	// (sonyflake's machine ID): Acquire claims that row or none, and
+	// refuses to start while another live node holds it.
+	IP *worker.IP
 	// MaxDrift is the largest difference from the live peers' average
 	// clock (each row records its holder's clock with every heartbeat)
 	// that Acquire accepts. Default 5s.
@@ -70,6 +74,9 @@ type Config struct {
 // postgres:// or sqlite: URL) and Close it after releasing its leases.
 type Provider struct {
 	held holder.Holder // its TTL is StaleAfter
+	ip   *worker.IP
+	from string // what the pinned ID came from, once acquired (ipMu)
+	ipMu sync.Mutex
 	db   *sql.DB
 	d    *sqldb.Dialect
 	sql  *statements
@@ -96,7 +103,7 @@ var (
 // idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
 // longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect)), create: cfg.CreateTable || cfg.Dialect == SQLite}
+	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect)), create: cfg.CreateTable || cfg.Dialect == SQLite, ip: cfg.IP}
 	p.held = holder.Holder{
 		Who:      "sql worker",
 		Name:     cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
@@ -131,7 +138,9 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 
 // Describe says where worker IDs come from, for logs.
 func (p *Provider) Describe() string {
-	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)", Table, p.held.Name, p.held.TTL)
+	p.ipMu.Lock()
+	defer p.ipMu.Unlock()
+	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)%s", Table, p.held.Name, p.held.TTL, p.from)
 }
 
 // Close closes the database if the Provider opened it (from a URL).
@@ -156,7 +165,19 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	if max < 0 || max > math.MaxInt32 {
 		return nil, p.held.Invalid("max worker ID %d is outside 0..%d", max, math.MaxInt32)
 	}
-	claim := p.claim
+	want := int64(-1)
+	if p.ip != nil {
+		id, addr, n, err := p.ip.ID(max)
+		if err != nil {
+			return nil, err
+		}
+		p.ipMu.Lock()
+		p.from = ", " + p.ip.Describe(id, addr, n)
+		p.ipMu.Unlock()
+		p.held.Logger.Info("sql worker: worker ID from the IP address, checked against "+Table, "worker", id, "address", addr, "bits", n)
+		want = id
+	}
+	claim := func(ctx context.Context, max int64) (holder.Claim, error) { return p.claim(ctx, max, want) }
 	switch err := p.ensureSchema(ctx); {
 	case errors.Is(err, errNotMigrated):
 		return nil, err // not a failure to ride out on a cached ID
@@ -165,7 +186,12 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 		// without waiting for it twice.
 		claim = func(context.Context, int64) (holder.Claim, error) { return holder.Claim{}, err }
 	}
-	return p.held.Acquire(ctx, max, claim, func() error {
+	return p.held.Acquire(ctx, max, claim, func(c holder.Claim) error {
+		if want >= 0 {
+			return fmt.Errorf("%w: sql worker: worker ID %d%s is held by %q, a live node (row %d of %s): two nodes' addresses share those bits; "+
+				"give one of them another address (addr=), more bits, or another provider",
+				idforge.ErrWorkersExhausted, want, p.from, c.Taken, want, Table)
+		}
 		return fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
 			idforge.ErrWorkersExhausted, max+1, max, Table, p.held.TTL)
 	})
@@ -332,12 +358,13 @@ type conn interface {
 
 // claim runs the claim transaction, repeating it after deadlocks and
 // serialization failures. id is −1 when every ID is held.
-func (p *Provider) claim(ctx context.Context, max int64) (c holder.Claim, err error) {
+// want, when not −1, is the one ID to claim.
+func (p *Provider) claim(ctx context.Context, max, want int64) (c holder.Claim, err error) {
 	if err := p.ensureSchema(ctx); err != nil {
 		return c, err
 	}
 	for attempt := 1; ; attempt++ {
-		c, err = p.claimOnce(ctx, max)
+		c, err = p.claimOnce(ctx, max, want)
 		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !sqldb.IsTransient(err) {
 			return c, err
 		}
@@ -345,18 +372,18 @@ func (p *Provider) claim(ctx context.Context, max int64) (c holder.Claim, err er
 	}
 }
 
-func (p *Provider) claimOnce(ctx context.Context, max int64) (c holder.Claim, err error) {
+func (p *Provider) claimOnce(ctx context.Context, max, want int64) (c holder.Claim, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	if p.d.FileLock {
-		return p.claimSQLite(ctx, max)
+		return p.claimSQLite(ctx, max, want)
 	}
 	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
 		return c, err
 	}
 	defer tx.Rollback() // a no-op after Commit
-	if c, err = p.pick(ctx, tx, max); err != nil {
+	if c, err = p.pick(ctx, tx, max, want); err != nil {
 		return c, err
 	}
 	return c, tx.Commit()
@@ -365,7 +392,7 @@ func (p *Provider) claimOnce(ctx context.Context, max int64) (c holder.Claim, er
 // claimSQLite runs the claim inside BEGIN IMMEDIATE, which takes the
 // file's write lock at once (waiting for up to the busy timeout), so two
 // processes never both read a row as free.
-func (p *Provider) claimSQLite(ctx context.Context, max int64) (_ holder.Claim, err error) {
+func (p *Provider) claimSQLite(ctx context.Context, max, want int64) (_ holder.Claim, err error) {
 	c, err := p.db.Conn(ctx)
 	if err != nil {
 		return holder.Claim{}, err
@@ -389,7 +416,7 @@ func (p *Provider) claimSQLite(ctx context.Context, max int64) (_ holder.Claim, 
 			}
 		}
 	}()
-	return p.pick(ctx, c, max)
+	return p.pick(ctx, c, max, want)
 }
 
 // row is one row of the table as a claim sees it.
@@ -399,9 +426,9 @@ type row struct {
 	last  int64
 }
 
-// pick chooses and takes the ID inside the claim transaction, and reads
-// the clocks of the live peers.
-func (p *Provider) pick(ctx context.Context, c conn, max int64) (_ holder.Claim, err error) {
+// pick chooses and takes the ID (want, unless −1) inside the claim
+// transaction, and reads the clocks of the live peers.
+func (p *Provider) pick(ctx context.Context, c conn, max, want int64) (_ holder.Claim, err error) {
 	fail := func(err error) (holder.Claim, error) { return holder.Claim{}, err }
 	if p.fence != nil {
 		// On a promoted replica that lacks the last claims, a worker ID
@@ -448,6 +475,12 @@ func (p *Provider) pick(ctx context.Context, c conn, max int64) (_ holder.Claim,
 		return fail(err)
 	}
 	id := mine
+	if want >= 0 {
+		if r, ok := present[want]; ok && r.owner != "" && r.owner != p.held.Owner && !r.stale {
+			return holder.Claim{ID: -1, Taken: r.owner}, nil
+		}
+		id = want
+	}
 	for n := int64(0); id < 0 && n <= max; n++ {
 		if r, ok := present[n]; !ok || r.owner == "" || r.stale {
 			id = n

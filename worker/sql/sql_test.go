@@ -178,6 +178,37 @@ func TestMigrateAddsClockColumn(t *testing.T) {
 	})
 }
 
+// Issue 27, item 2: an ip+ URL holds the ID of the node's address in
+// idforge_workers, so a second live node whose address gives the same
+// ID is refused, saying who holds it; it starts once the ID is free, and
+// an address that differs in those bits gets its own ID.
+func TestIPWorkerCollision(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		u := workerURL(t, b)
+		node := func(addr string) worker.Provider {
+			return workertest.Open(t, "ip+"+u+"&bits=8&addr="+addr, worker.Options{Owner: addr + ":8080", Logger: quiet})
+		}
+		first := workertest.Acquire(t, node("10.0.1.5"), 1023)
+		second := node("10.0.2.5")
+		_, err := second.Acquire(context.Background(), 1023)
+		if !errors.Is(err, idforge.ErrWorkersExhausted) || !strings.Contains(err.Error(), `worker ID 5: the low 8 bits of IPv4 address 10.0.2.5 is held by "10.0.1.5:8080"`) {
+			t.Fatalf("second node with worker ID 5: %v; want ErrWorkersExhausted naming the holder", err)
+		}
+		if l := workertest.Acquire(t, node("10.0.2.6"), 1023); l.ID() != 6 {
+			t.Fatalf("10.0.2.6 got worker ID %d, want 6", l.ID())
+		}
+		if _, err := node("10.0.2.7").Acquire(context.Background(), 127); !errors.Is(err, idforge.ErrInvalidWorker) {
+			t.Fatalf("bits=8 in a 7-bit layout: %v, want ErrInvalidWorker", err)
+		}
+		if err := first.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if l := workertest.Acquire(t, second, 1023); l.ID() != 5 || !strings.Contains(second.Describe(), "the low 8 bits of IPv4 address 10.0.2.5") {
+			t.Fatalf("after the release: worker ID %d from %q, want 5 from 10.0.2.5", l.ID(), second.Describe())
+		}
+	})
+}
+
 func exec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(context.Background(), q); err != nil {

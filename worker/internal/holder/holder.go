@@ -129,26 +129,27 @@ func (h *Holder) Start(opts worker.Options, cacheable bool) {
 }
 
 // A Claim is what a provider's claim found: the ID (−1 when every one
-// is held), the newest time recorded for it (unix ms) and the clocks of
-// the live peers.
+// is held), the newest time recorded for it (unix ms), the clocks of
+// the live peers and, when the one ID asked for was held, its owner.
 type Claim struct {
 	ID, Last int64
 	Peers    []coord.Report
+	Taken    string
 }
 
 // Acquire runs claim, which asks the coordinator for an ID in 0..max,
 // recording this node's clock with it. It returns exhausted() when there
-// was none, gives the ID back and fails when this node's clock is too
+// was none (given what claim found), gives the ID back and fails when this node's clock is too
 // far from its peers' (coord.CheckClock), and else starts and caches the
 // lease on the ID. It resumes the cached ID (worker.Resume) when the
 // coordinator failed, unless ctx ended.
-func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (Claim, error), exhausted func() error) (worker.Lease, error) {
+func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (Claim, error), exhausted func(Claim) error) (worker.Lease, error) {
 	sent := h.Clock.Now()
 	c, err := claim(ctx, max)
 	id, last := c.ID, c.Last
 	if err == nil {
 		if id < 0 {
-			return nil, exhausted()
+			return nil, exhausted(c)
 		}
 		if err := coord.CheckClock(sent, c.Peers, h.MaxDrift, h.Slack, h.Name); err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.Timeout)
