@@ -81,10 +81,9 @@ type Holder struct {
 	TTL time.Duration
 	// Timeout bounds every call to the coordinator.
 	Timeout time.Duration
-	// MaxDrift and Slack are coord.CheckClock's: how far this node's
-	// clock may be from its live peers' at start, and how much older
-	// than its age a peer's report may be.
-	MaxDrift, Slack time.Duration
+	// MaxDrift is how far this node's clock may be from its live peers'
+	// at start (coord.CheckClock; the ages of their reports are exact).
+	MaxDrift time.Duration
 	// Renew and Release are worker.RenewalConfig's, for the ID id; each
 	// call is bounded by Timeout.
 	Renew, Release func(ctx context.Context, id int64, last time.Time) error
@@ -138,10 +137,10 @@ type Claim struct {
 }
 
 // Acquire runs claim, which asks the coordinator for an ID in 0..max,
-// recording this node's clock with it. It returns exhausted() when there
-// was none (given what claim found), gives the ID back and fails when this node's clock is too
-// far from its peers' (coord.CheckClock), and else starts and caches the
-// lease on the ID. It resumes the cached ID (worker.Resume) when the
+// recording this node's clock with it. It returns exhausted(what claim
+// found) when there was none, gives the ID back and fails when this
+// node's clock is too far from its peers' (coord.CheckClock), and else
+// starts and caches the lease on the ID. It resumes the cached ID (worker.Resume) when the
 // coordinator failed, unless ctx ended.
 func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (Claim, error), exhausted func(Claim) error) (worker.Lease, error) {
 	sent := h.Clock.Now()
@@ -151,7 +150,7 @@ func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.
 		if id < 0 {
 			return nil, exhausted(c)
 		}
-		if err := coord.CheckClock(sent, c.Peers, h.MaxDrift, h.Slack, h.Name); err != nil {
+		if err := coord.CheckClock(sent, c.Peers, h.MaxDrift, 0, h.Name); err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.Timeout)
 			defer cancel()
 			if rerr := h.Release(rctx, id, time.Time{}); rerr != nil {
