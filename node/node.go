@@ -365,6 +365,16 @@ func (n *Node) Issuer() *issuer.Issuer { return n.issuer }
 // Snowflake returns the snowflake generator.
 func (n *Node) Snowflake() *snowflake.Generator { return n.snow }
 
+// WorkerSource says where the snowflake worker ID came from (the
+// provider's Describe: its URL, or the address and bits of an ip:// ID),
+// for /v1/node; "" before one was acquired.
+func (n *Node) WorkerSource() string {
+	if n.provider == nil {
+		return ""
+	}
+	return n.provider.Describe()
+}
+
 // Metrics returns the node's metrics, for /metrics.
 func (n *Node) Metrics() *metrics.Metrics { return n.metrics }
 

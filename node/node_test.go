@@ -109,3 +109,16 @@ func TestRedactedDatePacked(t *testing.T) {
 		t.Fatalf("ExplainPacked of the shown definition = %+v, %v", u, err)
 	}
 }
+
+// /v1/node (WorkerSource) and the log say which
+// address and bits an ip:// worker ID came from.
+func TestWorkerSourceIP(t *testing.T) {
+	n, err := Open(context.Background(), Settings{DataDir: t.TempDir(), Logger: quiet, Worker: "ip://?addr=10.1.2.3&bits=5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if got := n.WorkerSource(); n.Snowflake().Worker() != 3 || !strings.Contains(got, "worker ID 3: the low 5 bits of IPv4 address 10.1.2.3") {
+		t.Fatalf("worker %d from %q, want 3 from the low 5 bits of 10.1.2.3", n.Snowflake().Worker(), got)
+	}
+}

@@ -34,7 +34,7 @@ func Names() []string { return providers.Names() }
 
 // Schemes returns the registered schemes with the URL form each takes,
 // sorted by name: every --worker form but the two shorthands Open
-// documents ("" and a bare number), for help texts.
+// documents ("", a bare number and "ip"), for help texts.
 func Schemes() []Scheme { return providers.Schemes() }
 
 // Open returns the Provider a --worker value names:
@@ -43,6 +43,9 @@ func Schemes() []Scheme { return providers.Schemes() }
 //	"7", "static://7"      the fixed ID 7
 //	"file:///abs/path"     a file, as File ("file:rel/path" is relative)
 //	"k8s://"               the StatefulSet ordinal of this pod
+//	"ip", "ip://?bits=16"  the low bits of this host's private IPv4
+//	                       address (IP); "ip+mysql://…" and the other
+//	                       SQL schemes hold that ID in idforge_workers
 //	"etcd://…", "zk://…",  a coordinator, when its package is linked in
 //	"redis://…", "mysql://…", "postgres://…", "sqlite://…"
 //
@@ -55,6 +58,9 @@ func Open(ctx context.Context, spec string, opts Options) (Provider, error) {
 	}
 	if n, err := strconv.ParseInt(spec, 10, 64); err == nil {
 		return Static(n), nil
+	}
+	if spec == "ip" {
+		spec = "ip://"
 	}
 	return registry.Open(providers, spec, func(u *url.URL, open Opener) (Provider, error) { return open(ctx, u, opts) })
 }

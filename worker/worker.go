@@ -16,7 +16,10 @@
 // The local providers, static (a number) and file, never expire; keeping
 // them distinct across nodes is the operator's job. Coordinated providers
 // (etcd, ZooKeeper, Redis, SQL) register themselves with Register from
-// their own packages; kubernetes (the StatefulSet ordinal) lives here.
+// their own packages; kubernetes (the StatefulSet ordinal) and ip (the
+// low bits of an IPv4 address, IP, unchecked unless a SQL provider holds
+// it) live here. Every coordinated provider records its holder's clock
+// and refuses a start more than max_drift from the live holders' clocks.
 // They build on StartRenewal (a lease kept by renewing it), Cache and
 // Resume (the fallback to the cached ID when the coordinator is
 // unreachable), and all pass the conformance suite in package workertest.

@@ -76,7 +76,7 @@ func newServer(t *testing.T) *httptest.Server {
 	}
 	root := http.NewServeMux()
 	api := httpapi.New(iss, httpapi.Options{Logger: quiet, Metrics: metrics.New().Handler(),
-		Node: httpapi.NodeInfo{Version: "test", Store: "memory:"}})
+		Node: httpapi.NodeInfo{Version: "test", Store: "memory:", Worker: "worker ID 5: the low 4 bits of IPv4 address 10.0.0.5"}})
 	root.Handle("/", api)
 	c := compat.New(iss, compat.Options{Logger: quiet})
 	for _, p := range compat.Paths() {

@@ -142,9 +142,12 @@ type SnowflakeConfig struct {
 	// snowflake.ParseLayout). Default "twitter".
 	Layout string `toml:"layout"`
 	// Worker names the worker-ID provider: empty (a file in the data
-	// directory), a number, static://N, file://PATH, k8s://, or a
-	// coordinator that leases one (etcd, zk, redis, mysql, postgres,
-	// sqlite URLs: docs/engines.md).
+	// directory), a number, static://N, file://PATH, k8s://, ip (the low
+	// bits of the private IPv4 address: ip://?bits=16&net=CIDR; ip+mysql://
+	// and the other SQL URLs hold it in idforge_workers), or a coordinator
+	// that leases one (etcd, zk, redis, mysql, postgres, sqlite URLs, each
+	// refusing a node more than max_drift from its peers' clocks:
+	// docs/engines.md).
 	Worker string `toml:"worker"`
 	// Datacenter is the datacenter ID, for layouts that have one.
 	Datacenter int64 `toml:"datacenter"`

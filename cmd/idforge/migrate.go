@@ -91,6 +91,7 @@ func migrateWorker(ctx context.Context, nf *nodeFlags, getenv func(string) strin
 		return err
 	}
 	scheme, _, _ := strings.Cut(strings.ToLower(cfg.Snowflake.Worker), "://")
+	scheme = strings.TrimPrefix(scheme, "ip+")
 	if scheme != "mysql" && scheme != "postgres" && scheme != "postgresql" {
 		return nil
 	}

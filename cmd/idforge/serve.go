@@ -34,7 +34,7 @@ import (
 func httpHandler(n *node.Node, log *slog.Logger, authn *auth.Authenticator) http.Handler {
 	root := &router{
 		api: httpapi.New(n.Issuer(), httpapi.Options{Logger: log, Metrics: n.Metrics().Handler(),
-			Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL())}, Quotas: n.Quotas()}),
+			Node: httpapi.NodeInfo{Version: versionString(), Store: dsn.RedactedString(n.StoreURL()), Worker: n.WorkerSource()}, Quotas: n.Quotas()}),
 		compat: compat.New(n.Issuer(), compat.Options{Logger: log}),
 	}
 	for _, p := range compat.Paths() {

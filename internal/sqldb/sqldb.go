@@ -62,9 +62,11 @@ type Dialect struct {
 	PrepareHot bool
 	// Greatest is the two-argument maximum function; Now the current UTC
 	// time with milliseconds, as stored in a Time column; Ago(d) the
-	// expression of Now minus d, with one placeholder, and its argument.
+	// expression of Now minus d, with one placeholder, and its argument;
+	// Age(col) the milliseconds from a Time column to Now, an integer.
 	Greatest, Now string
 	Ago           func(d time.Duration) (expr string, arg any)
+	Age           func(col string) string
 
 	// DDL: TableOptions ends a CREATE TABLE (" ENGINE=InnoDB"); Text(n)
 	// is a column of up to n characters compared byte for byte; Time a

@@ -18,6 +18,9 @@ type NodeInfo struct {
 	// Store is the store's URL without its password
 	// (dsn.RedactedString).
 	Store string `json:"store"`
+	// Worker says where the snowflake worker ID came from
+	// (node.Node.WorkerSource).
+	Worker string `json:"worker,omitempty"`
 }
 
 // nodeResponse is the answer of GET /v1/node.

@@ -2,7 +2,7 @@
 // Importing it registers the worker URL schemes "etcd" and "etcds" (TLS,
 // verified against the system's roots) with worker.Open:
 //
-//	etcd://[user:password@]host:2379[,host2:2379…]/prefix?ttl=10s&dial_timeout=3s
+//	etcd://[user:password@]host:2379[,host2:2379…]/prefix?ttl=10s&dial_timeout=3s&max_drift=5s
 //
 // A host without a port gets 2379; in a list, give the last host its port.
 // The path is the key prefix, default /idforge/workers. ttl is the lease's
@@ -11,9 +11,16 @@
 // Acquire waits for etcd before it falls back to the local cache (default
 // 3s). The password is never logged nor returned in errors.
 //
-//	{prefix}/id/{n}    {"owner":"host:port"}, bound to the holder's lease
-//	{prefix}/last/{n}  unix milliseconds, the newest time any holder of
-//	                   ID n recorded; without a lease, it outlives them
+//	{prefix}/id/{n}     {"owner":"host:port"}, bound to the holder's lease
+//	{prefix}/last/{n}   unix milliseconds, the newest time any holder of
+//	                    ID n recorded; without a lease, it outlives them
+//	{prefix}/clock/{n}  unix milliseconds, the holder's clock at its
+//	                    latest renewal, bound to its lease
+//
+// Acquire refuses (idforge.ErrClockMovedBackwards) a node whose clock is
+// more than max_drift (default 5s) behind the average of the other
+// holders' clock records, or more than max_drift plus ttl ahead of it:
+// etcd keeps no clock of the writes, so a record may be up to ttl old.
 //
 // Acquire grants a lease and claims the lowest free ID in [0, max] with a
 // transaction that succeeds only if the key does not exist; a key that

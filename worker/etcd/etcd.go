@@ -42,6 +42,7 @@ type Provider struct {
 	endpoints   []string
 	prefix      string
 	ttl         time.Duration
+	maxDrift    time.Duration
 	dialTimeout time.Duration
 	username    string
 	password    string
@@ -81,6 +82,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		return err
 	})
 	p.dialTimeout = coord.DialTimeout(q)
+	p.maxDrift = coord.MaxDrift(q)
 	if err := q.Done(); err != nil {
 		return nil, err
 	}
@@ -114,5 +116,6 @@ func (p *Provider) TTL() time.Duration { return p.ttl }
 // Prefix returns the key prefix under which worker IDs are kept.
 func (p *Provider) Prefix() string { return p.prefix }
 
-func (p *Provider) idKey(n int64) string   { return p.prefix + "/id/" + strconv.FormatInt(n, 10) }
-func (p *Provider) lastKey(n int64) string { return p.prefix + "/last/" + strconv.FormatInt(n, 10) }
+func (p *Provider) idKey(n int64) string    { return p.prefix + "/id/" + strconv.FormatInt(n, 10) }
+func (p *Provider) lastKey(n int64) string  { return p.prefix + "/last/" + strconv.FormatInt(n, 10) }
+func (p *Provider) clockKey(n int64) string { return p.prefix + "/clock/" + strconv.FormatInt(n, 10) }

@@ -143,8 +143,9 @@ func TestConformance(t *testing.T) {
 		Namespace: func(t *testing.T) workertest.Namespace {
 			return namespace(t, testsvc.Etcd(t)+"?ttl=2s&dial_timeout=1s")
 		},
-		TTL:       2 * time.Second,
-		Exhausted: "all 3 worker IDs under etcd prefix",
+		TTL:        2 * time.Second,
+		ClockSlack: 2 * time.Second,
+		Exhausted:  "all 3 worker IDs under etcd prefix",
 		Down: func(t *testing.T, opts worker.Options) (worker.Provider, string) {
 			p := open(t, "etcd://127.0.0.1:1/idforge?dial_timeout=200ms", opts)
 			return p, p.Describe()

@@ -61,6 +61,9 @@ func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error)
 	c.lease, c.held = grant.ID, true
 	ttl := min(p.ttl, time.Duration(grant.TTL)*time.Second)
 	last, retaken, err := c.claim(ctx, max)
+	if err == nil {
+		err = c.checkClock(ctx, sent)
+	}
 	if err != nil {
 		rctx, cancel := context.WithTimeout(context.Background(), p.dialTimeout)
 		cli.Revoke(rctx, grant.ID)
@@ -205,8 +208,32 @@ func (c *claim) claim(ctx context.Context, max int64) (last time.Time, retaken b
 // in the same transaction.
 func (c *claim) bind(ctx context.Context, n int64, cmp clientv3.Cmp) (*clientv3.TxnResponse, error) {
 	return c.cli.Txn(ctx).If(cmp).
-		Then(clientv3.OpPut(c.p.idKey(n), c.value(), clientv3.WithLease(c.lease)), clientv3.OpGet(c.p.lastKey(n))).
+		Then(clientv3.OpPut(c.p.idKey(n), c.value(), clientv3.WithLease(c.lease)), clientv3.OpGet(c.p.lastKey(n)), c.putClock(n)).
 		Commit()
+}
+
+// putClock records this node's clock under clock/{n}, bound to c.lease.
+func (c *claim) putClock(n int64) clientv3.Op {
+	return clientv3.OpPut(c.p.clockKey(n), strconv.FormatInt(c.p.node.Clock.Now().UnixMilli(), 10), clientv3.WithLease(c.lease))
+}
+
+// checkClock compares now with the clocks the other live holders
+// recorded (coord.CheckClock). etcd keeps no clock of the writes: a
+// record is up to a TTL old, the slack.
+func (c *claim) checkClock(ctx context.Context, now time.Time) error {
+	p := c.p
+	resp, err := c.cli.Get(ctx, p.prefix+"/clock/", clientv3.WithPrefix())
+	if err != nil {
+		return fmt.Errorf("etcd at %s: reading the peers' clocks: %w", p.where(), err)
+	}
+	var peers []coord.Report
+	for _, kv := range resp.Kvs {
+		ms, err := strconv.ParseInt(string(kv.Value), 10, 64)
+		if err == nil && ms > 0 && string(kv.Key) != p.clockKey(c.id) {
+			peers = append(peers, coord.Report{At: ms})
+		}
+	}
+	return coord.CheckClock(now, peers, p.maxDrift, p.ttl, p.prefix+"/clock")
 }
 
 func (c *claim) value() string {
@@ -289,6 +316,7 @@ func (c *claim) hold(ctx context.Context) error {
 	for range 3 {
 		t, err := c.cli.Txn(ctx).
 			If(clientv3.Compare(clientv3.LeaseValue(key), "=", c.lease)).
+			Then(c.putClock(c.id)).
 			Else(clientv3.OpGet(key)).
 			Commit()
 		if err != nil {
@@ -310,7 +338,7 @@ func (c *claim) hold(ctx context.Context) error {
 		default:
 			return fmt.Errorf("%w: worker ID %d under etcd prefix %s is now held by %s", idforge.ErrLeaseLost, c.id, p.prefix, kvs[0].Value)
 		}
-		t, err = c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, c.value(), clientv3.WithLease(c.lease))).Commit()
+		t, err = c.cli.Txn(ctx).If(cmp).Then(clientv3.OpPut(key, c.value(), clientv3.WithLease(c.lease)), c.putClock(c.id)).Commit()
 		if err != nil {
 			return fmt.Errorf("etcd at %s: claiming worker ID %d again: %w", p.where(), c.id, err)
 		}

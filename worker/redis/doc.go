@@ -9,6 +9,12 @@
 //
 //	{idforge:workers}:id:5     "10.0.0.7:8080"   PX 10000
 //	{idforge:workers}:last:5   "1767225600123"   (unix milliseconds)
+//	{idforge:workers}:clock:5  "1767225600456:10000"   PX 10000
+//
+// The clock key holds the holder's clock at its latest renewal and the
+// TTL it was set with, so its PTTL tells its age: Acquire refuses
+// (idforge.ErrClockMovedBackwards) a node whose clock is more than
+// max_drift from the average clock of the other holders.
 //
 // The prefix is a Redis Cluster hash tag, so one Lua script claims, renews
 // or releases an ID atomically on a cluster too (a prefix must not hold
@@ -30,6 +36,8 @@
 //	prefix        the key prefix (DefaultPrefix, "idforge:workers")
 //	ttl           the key's expiry, at least 1ms (DefaultTTL, 10s)
 //	timeout       bound on every call (DefaultTimeout, 3s)
+//	max_drift     the largest difference from the live peers' average
+//	              clock a node starts with (5s)
 //	min_replicas  replicas that must have each write; default 1 for
 //	              Sentinel and Cluster, 0 for a single server
 //	wait_timeout  how long to wait for them (default 500ms)

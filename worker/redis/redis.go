@@ -55,6 +55,10 @@ type Config struct {
 	MinReplicas int
 	// WaitTimeout bounds the wait for replicas. Default 500ms.
 	WaitTimeout time.Duration
+	// MaxDrift is the largest difference from the live peers' average
+	// clock (each node records its clock with every renewal) that
+	// Acquire accepts. Default 5s.
+	MaxDrift time.Duration
 }
 
 // Provider is a worker.Provider holding IDs in Redis. It is safe for
@@ -82,11 +86,12 @@ var (
 func New(cfg Config, opts worker.Options) (*Provider, error) {
 	p := &Provider{client: cfg.Client, prefix: cmp.Or(cfg.Prefix, DefaultPrefix)}
 	p.held = holder.Holder{
-		Who:     "redis worker",
-		TTL:     cfg.TTL,
-		Timeout: cfg.Timeout,
-		Renew:   p.renew,
-		Release: p.release,
+		Who:      "redis worker",
+		TTL:      cfg.TTL,
+		Timeout:  cfg.Timeout,
+		MaxDrift: cfg.MaxDrift,
+		Renew:    p.renew,
+		Release:  p.release,
 		Resume: worker.ResumeConfig{
 			Coordinator: "Redis",
 			NoCache:     "none is kept without a data directory (and, for a client given to New, a Config.Name)",
@@ -153,56 +158,73 @@ func (p *Provider) key(kind string, id int64) string {
 //
 //   - idforge.ErrInvalidArgument when max is negative;
 //   - idforge.ErrWorkersExhausted when other owners hold every ID 0..max;
+//   - idforge.ErrClockMovedBackwards when this node's clock is more than
+//     MaxDrift from the live peers' average;
 //   - idforge.ErrUnavailable when Redis cannot be reached and no cached ID
 //     can be resumed (see the package doc).
 func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
 	if max < 0 {
 		return nil, p.held.Invalid("max worker ID %d is negative", max)
 	}
-	return p.held.Acquire(ctx, max, p.claim, func() error {
+	return p.held.Acquire(ctx, max, p.claim, func(holder.Claim) error {
 		return fmt.Errorf("%w: redis worker: all %d worker IDs 0..%d under prefix %q are held by other nodes",
 			idforge.ErrWorkersExhausted, max+1, max, p.prefix)
 	})
 }
 
 // claim runs the acquire script: the ID this owner holds, else the lowest
-// free one, else −1.
-func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err error) {
+// free one, else −1, with the clocks the other holders last recorded.
+func (p *Provider) claim(ctx context.Context, max int64) (holder.Claim, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	cmd, err := p.w.Eval(ctx, acquireScript, []string{p.key("id", 0)},
-		p.base, p.held.Owner, max, p.held.TTL.Milliseconds())
+		p.base, p.held.Owner, max, p.held.TTL.Milliseconds(), p.clock())
 	if err != nil {
 		// A key the script set but replicas lack stays on the primary
 		// until its TTL: the ID is idle for a while, never held twice.
-		return 0, 0, err
+		return holder.Claim{}, err
 	}
-	res, err := cmd.Slice()
+	res, err := cmd.StringSlice()
 	if err != nil {
-		return 0, 0, err
+		return holder.Claim{}, err
 	}
 	return parseAcquire(res)
 }
 
-// parseAcquire decodes acquireScript's {id, last}.
-func parseAcquire(res []any) (id, last int64, err error) {
-	if len(res) == 2 {
-		id, ok1 := res[0].(int64)
-		s, ok2 := res[1].(string)
-		if ok1 && ok2 {
-			if last, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return id, last, nil
-			}
-		}
+// clock is the value of a clock:N key: this node's clock and the TTL the
+// key is set with, both in ms, so that a reader knows the key's age from
+// its PTTL.
+func (p *Provider) clock() string {
+	return fmt.Sprintf("%d:%d", p.held.Clock.Now().UnixMilli(), p.held.TTL.Milliseconds())
+}
+
+// parseAcquire decodes acquireScript's {id, last, clock, pttl, …}.
+func parseAcquire(res []string) (c holder.Claim, err error) {
+	if len(res) < 2 || len(res)%2 != 0 {
+		return c, fmt.Errorf("unexpected reply %q from the acquire script", res)
 	}
-	return 0, 0, fmt.Errorf("unexpected reply %v from the acquire script", res)
+	c.ID, err = strconv.ParseInt(res[0], 10, 64)
+	if err == nil {
+		c.Last, err = strconv.ParseInt(res[1], 10, 64)
+	}
+	for i := 2; err == nil && i < len(res); i += 2 {
+		var at, ttl, pttl int64
+		if _, serr := fmt.Sscanf(res[i]+" "+res[i+1], "%d:%d %d", &at, &ttl, &pttl); serr != nil {
+			return c, fmt.Errorf("unexpected clock record %q (PTTL %s) from the acquire script", res[i], res[i+1])
+		}
+		c.Peers = append(c.Peers, coord.Report{At: at, Age: ttl - pttl})
+	}
+	if err != nil {
+		return c, fmt.Errorf("unexpected reply %q from the acquire script", res)
+	}
+	return c, nil
 }
 
 // renew keeps id's key for another TTL and records last on it.
 func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
 	idKey := p.key("id", id)
-	cmd, err := p.w.Eval(ctx, renewScript, []string{idKey, p.key("last", id)},
-		p.held.Owner, p.held.TTL.Milliseconds(), coord.UnixMs(last))
+	cmd, err := p.w.Eval(ctx, renewScript, []string{idKey, p.key("last", id), p.key("clock", id)},
+		p.held.Owner, p.held.TTL.Milliseconds(), coord.UnixMs(last), p.clock())
 	var res []string
 	if err == nil {
 		res, err = cmd.StringSlice()
@@ -228,7 +250,7 @@ func (p *Provider) renew(ctx context.Context, id int64, last time.Time) error {
 
 // release gives id back, recording last.
 func (p *Provider) release(ctx context.Context, id int64, last time.Time) error {
-	err := releaseScript.Run(ctx, p.client, []string{p.key("id", id), p.key("last", id)}, p.held.Owner, coord.UnixMs(last)).Err()
+	err := releaseScript.Run(ctx, p.client, []string{p.key("id", id), p.key("last", id), p.key("clock", id)}, p.held.Owner, coord.UnixMs(last)).Err()
 	if err != nil {
 		return fmt.Errorf("redis worker: release worker ID %d: %w", id, err)
 	}

@@ -9,38 +9,51 @@ import goredis "github.com/redis/go-redis/v9"
 //	ARGV[2]  the owner
 //	ARGV[3]  the largest ID, max
 //	ARGV[4]  the TTL in milliseconds
+//	ARGV[5]  the owner's clock record, "unix ms:TTL ms"
 //
-// It returns {id, last}: the ID (−1 when 0..max are all held by others)
-// and the newest time recorded for it, in unix milliseconds ("0" when
-// none). An ID the owner already holds is preferred to a free one: the
+// It returns {id, last, clock, pttl, …}: the ID (−1 when 0..max are all
+// held by others), the newest time recorded for it, in unix milliseconds
+// ("0" when none), and the clock record and its PTTL of every ID another
+// owner holds, for the clock check; all strings. An ID the owner already holds is preferred to a free one: the
 // owner restarted, and its old process is gone. The other keys are built
 // from ARGV[1]; they share KEYS[1]'s hash tag, so they are in its slot.
 var acquireScript = goredis.NewScript(`
 local base, owner, max, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
-local free = -1
+local mine, free, peers = -1, -1, {}
 for n = 0, max do
 	local holder = redis.call('GET', base .. 'id:' .. n)
-	if holder == owner then
-		redis.call('SET', base .. 'id:' .. n, owner, 'PX', ttl)
-		return {n, redis.call('GET', base .. 'last:' .. n) or '0'}
-	end
-	if holder == false and free < 0 then
-		free = n
+	if holder == owner and mine < 0 then
+		mine = n
+	elseif holder == false then
+		if free < 0 then free = n end
+	else
+		local clock = redis.call('GET', base .. 'clock:' .. n)
+		if clock then
+			table.insert(peers, clock)
+			table.insert(peers, tostring(redis.call('PTTL', base .. 'clock:' .. n)))
+		end
 	end
 end
-if free < 0 then
-	return {-1, '0'}
+local id = mine
+if id < 0 then id = free end
+if id < 0 then
+	return {'-1', '0'}
 end
-redis.call('SET', base .. 'id:' .. free, owner, 'PX', ttl)
-return {free, redis.call('GET', base .. 'last:' .. free) or '0'}
+redis.call('SET', base .. 'id:' .. id, owner, 'PX', ttl)
+redis.call('SET', base .. 'clock:' .. id, ARGV[5], 'PX', ttl)
+local res = {tostring(id), redis.call('GET', base .. 'last:' .. id) or '0'}
+for _, v in ipairs(peers) do table.insert(res, v) end
+return res
 `)
 
 // renewScript extends the owner's hold on an ID and records the newest
 // time it issued at.
 //
 //	KEYS[1]  {prefix}:id:N      KEYS[2]  {prefix}:last:N
+//	KEYS[3]  {prefix}:clock:N
 //	ARGV[1]  the owner          ARGV[2]  the TTL in milliseconds
 //	ARGV[3]  the newest time the owner issued at, unix ms (0: none)
+//	ARGV[4]  the owner's clock record (see acquireScript)
 //
 // It returns {"ok"}, {"retaken"} when the key had lapsed and was set
 // again, {"held", holder} when another owner holds the ID, or
@@ -72,6 +85,7 @@ end
 if reported > last then
 	redis.call('SET', KEYS[2], ARGV[3])
 end
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2])
 return {status}
 `)
 
@@ -79,13 +93,14 @@ return {status}
 // newest time it issued at in any case (the time only ever rises).
 //
 //	KEYS[1]  {prefix}:id:N      KEYS[2]  {prefix}:last:N
+//	KEYS[3]  {prefix}:clock:N
 //	ARGV[1]  the owner          ARGV[2]  the newest time issued, unix ms
 //
 // It returns 1 when the key was deleted, 0 when the owner did not hold it.
 var releaseScript = goredis.NewScript(`
 local released = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-	redis.call('DEL', KEYS[1])
+	redis.call('DEL', KEYS[1], KEYS[3])
 	released = 1
 end
 if tonumber(ARGV[2]) > tonumber(redis.call('GET', KEYS[2]) or '0') then

@@ -9,6 +9,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/redisconn"
 	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
 )
 
 func init() {
@@ -55,10 +56,11 @@ func parseURL(u *url.URL) (Config, error) {
 		return Config{}, q.Errorf("scheme is not redis or rediss")
 	}
 	cfg := Config{
-		Name:    dsn.Redacted(u),
-		Prefix:  q.NonEmpty("prefix", ""),
-		TTL:     q.Duration("ttl", 0, time.Millisecond),
-		Timeout: q.Duration("timeout", 0, time.Nanosecond),
+		Name:     dsn.Redacted(u),
+		Prefix:   q.NonEmpty("prefix", ""),
+		TTL:      q.Duration("ttl", 0, time.Millisecond),
+		Timeout:  q.Duration("timeout", 0, time.Nanosecond),
+		MaxDrift: coord.MaxDrift(q),
 	}
 	o, err := redisconn.Parse(u, q, base == "rediss", true, redisconn.Defaults{PoolSize: poolSize})
 	if err != nil {

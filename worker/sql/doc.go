@@ -9,12 +9,18 @@
 //
 //	idforge_workers(worker_id int primary key, owner varchar(255) not null,
 //	                claimed_at timestamp, heartbeat_at timestamp,
-//	                last_ms bigint not null default 0)
+//	                last_ms bigint not null default 0,
+//	                clock_ms bigint not null default 0)
 //
 // One row per worker ID: owner is the node holding it
 // (worker.Options.Owner, "host:port"; empty once released), heartbeat_at
 // the database's time of its newest renewal, last_ms the newest time (unix
-// milliseconds) any holder issued at, kept across owners. The row with
+// milliseconds) any holder issued at, kept across owners, clock_ms the
+// holder's clock at its newest renewal: Acquire refuses
+// (idforge.ErrClockMovedBackwards) a node whose clock is more than
+// max_drift from the average clock of the live holders (each clock_ms
+// plus its heartbeat's age). `idforge migrate` adds clock_ms to a table
+// of an earlier version. The row with
 // worker_id −1 is a lock that makes claims run one at a time (SQLite locks
 // the file instead). Times are the database's clock, never the node's, so
 // nodes with skewed clocks agree on what is stale.
@@ -43,6 +49,15 @@
 //	stale_after  how long after its last heartbeat a row is free for
 //	             another owner, at least 1ms (DefaultStaleAfter, 30s)
 //	timeout      bound on every call to the database (DefaultTimeout, 3s)
+//	max_drift    the largest difference from the live peers' average
+//	             clock a node starts with (5s)
+//
+// Each scheme prefixed with "ip+" (ip+mysql://…, ip+sqlite:…) pins the ID
+// to the one worker.IP derives from the node's address, with its
+// parameters bits, net and addr (Config.IP): Acquire claims that row or
+// refuses, wrapping idforge.ErrWorkersExhausted and naming the live
+// holder, so two nodes whose addresses share their low bits never both
+// start.
 //
 // Every other parameter is the driver's; several hosts follow the primary
 // as the stores' URLs do. A provider opened from a URL keeps at most 2

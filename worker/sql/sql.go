@@ -45,6 +45,14 @@ type Config struct {
 	StaleAfter time.Duration
 	// Timeout bounds every call to the database. Default DefaultTimeout.
 	Timeout time.Duration
+	// IP, when set, pins the worker ID to the one its address gives
+	// (sonyflake's machine ID): Acquire claims that row or none, and
+	// refuses to start while another live node holds it.
+	IP *worker.IP
+	// MaxDrift is the largest difference from the live peers' average
+	// clock (each row records its holder's clock with every heartbeat)
+	// that Acquire accepts. Default 5s.
+	MaxDrift time.Duration
 	// CreateTable lets Acquire create idforge_workers (and the failover
 	// fence idforge_fence) on a MySQL or PostgreSQL server when they are
 	// missing. Without it Acquire refuses a database that lacks
@@ -66,6 +74,9 @@ type Config struct {
 // postgres:// or sqlite: URL) and Close it after releasing its leases.
 type Provider struct {
 	held holder.Holder // its TTL is StaleAfter
+	ip   *worker.IP
+	from string // what the pinned ID came from, once acquired (ipMu)
+	ipMu sync.Mutex
 	db   *sql.DB
 	d    *sqldb.Dialect
 	sql  *statements
@@ -92,14 +103,15 @@ var (
 // idforge.ErrInvalidArgument for a nil DB, an unknown dialect, an owner
 // longer than 255 bytes, a StaleAfter under 1ms or a negative Timeout.
 func New(cfg Config, opts worker.Options) (*Provider, error) {
-	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect)), create: cfg.CreateTable || cfg.Dialect == SQLite}
+	p := &Provider{db: cfg.DB, d: sqldb.Lookup(string(cfg.Dialect)), create: cfg.CreateTable || cfg.Dialect == SQLite, ip: cfg.IP}
 	p.held = holder.Holder{
-		Who:     "sql worker",
-		Name:    cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
-		TTL:     cfg.StaleAfter,
-		Timeout: cfg.Timeout,
-		Renew:   p.renew,
-		Release: p.release,
+		Who:      "sql worker",
+		Name:     cmp.Or(cfg.Name, string(cfg.Dialect)+" database"),
+		TTL:      cfg.StaleAfter,
+		Timeout:  cfg.Timeout,
+		MaxDrift: cfg.MaxDrift,
+		Renew:    p.renew,
+		Release:  p.release,
 		Resume: worker.ResumeConfig{
 			Coordinator: "the database",
 			Failure:     "is unreachable or failing",
@@ -126,7 +138,9 @@ func New(cfg Config, opts worker.Options) (*Provider, error) {
 
 // Describe says where worker IDs come from, for logs.
 func (p *Provider) Describe() string {
-	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)", Table, p.held.Name, p.held.TTL)
+	p.ipMu.Lock()
+	defer p.ipMu.Unlock()
+	return fmt.Sprintf("SQL worker IDs in table %s of %s (stale after %s)%s", Table, p.held.Name, p.held.TTL, p.from)
 }
 
 // Close closes the database if the Provider opened it (from a URL).
@@ -143,22 +157,41 @@ func (p *Provider) Close() error {
 //
 //   - idforge.ErrInvalidArgument when max is negative or above 2³¹−1;
 //   - idforge.ErrWorkersExhausted when live owners hold every ID 0..max;
+//   - idforge.ErrClockMovedBackwards when this node's clock is more than
+//     MaxDrift from the live peers' average;
 //   - idforge.ErrUnavailable when the database cannot be reached (or
 //     fails) and no cached ID can be resumed (see the package doc).
 func (p *Provider) Acquire(ctx context.Context, max int64) (worker.Lease, error) {
 	if max < 0 || max > math.MaxInt32 {
 		return nil, p.held.Invalid("max worker ID %d is outside 0..%d", max, math.MaxInt32)
 	}
-	claim := p.claim
+	want := int64(-1)
+	if p.ip != nil {
+		id, addr, n, err := p.ip.ID(max)
+		if err != nil {
+			return nil, err
+		}
+		p.ipMu.Lock()
+		p.from = ", " + p.ip.Describe(id, addr, n)
+		p.ipMu.Unlock()
+		p.held.Logger.Info("sql worker: worker ID from the IP address, checked against "+Table, "worker", id, "address", addr, "bits", n)
+		want = id
+	}
+	claim := func(ctx context.Context, max int64) (holder.Claim, error) { return p.claim(ctx, max, want) }
 	switch err := p.ensureSchema(ctx); {
 	case errors.Is(err, errNotMigrated):
 		return nil, err // not a failure to ride out on a cached ID
 	case err != nil:
 		// The database did not answer: the claim fails the same way,
 		// without waiting for it twice.
-		claim = func(context.Context, int64) (int64, int64, error) { return 0, 0, err }
+		claim = func(context.Context, int64) (holder.Claim, error) { return holder.Claim{}, err }
 	}
-	return p.held.Acquire(ctx, max, claim, func() error {
+	return p.held.Acquire(ctx, max, claim, func(c holder.Claim) error {
+		if want >= 0 {
+			return fmt.Errorf("%w: sql worker: worker ID %d%s is held by %q, a live node (row %d of %s): two nodes' addresses share those bits; "+
+				"give one of them another address (addr=), more bits, or another provider",
+				idforge.ErrWorkersExhausted, want, p.from, c.Taken, want, Table)
+		}
 		return fmt.Errorf("%w: sql worker: all %d worker IDs 0..%d in %s are held by live nodes (heartbeat within %s)",
 			idforge.ErrWorkersExhausted, max+1, max, Table, p.held.TTL)
 	})
@@ -210,8 +243,8 @@ func (p *Provider) ensureSchema(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !has {
-			return fmt.Errorf("%w: sql worker: %s has no table %s: run `idforge migrate` with this worker URL to create it (idforge serve never creates tables on a database server): %w",
+		if !has || p.hasClock(ctx) != nil {
+			return fmt.Errorf("%w: sql worker: %s has no table %s, or one without its column clock_ms: run `idforge migrate` with this worker URL (idforge serve never changes tables on a database server): %w",
 				idforge.ErrInvalidArgument, p.held.Name, Table, errNotMigrated)
 		}
 		if err := p.useFence(ctx, false); err != nil {
@@ -291,7 +324,21 @@ func (p *Provider) createSchema(ctx context.Context) error {
 			return err
 		}
 	}
+	if p.hasClock(ctx) != nil {
+		// A table of a version before the clock check.
+		if err := p.exec(ctx, p.sql.addClock); err != nil && p.hasClock(ctx) != nil {
+			return err
+		}
+	}
 	return p.exec(ctx, p.sql.lockRow)
+}
+
+// hasClock fails when idforge_workers lacks the column clock_ms.
+func (p *Provider) hasClock(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
+	defer cancel()
+	var n int64
+	return p.db.QueryRowContext(ctx, p.sql.probeClock).Scan(&n)
 }
 
 func (p *Provider) exec(ctx context.Context, q string, args ...any) error {
@@ -311,47 +358,48 @@ type conn interface {
 
 // claim runs the claim transaction, repeating it after deadlocks and
 // serialization failures. id is −1 when every ID is held.
-func (p *Provider) claim(ctx context.Context, max int64) (id, last int64, err error) {
+// want, when not −1, is the one ID to claim.
+func (p *Provider) claim(ctx context.Context, max, want int64) (c holder.Claim, err error) {
 	if err := p.ensureSchema(ctx); err != nil {
-		return 0, 0, err
+		return c, err
 	}
 	for attempt := 1; ; attempt++ {
-		id, last, err = p.claimOnce(ctx, max)
+		c, err = p.claimOnce(ctx, max, want)
 		if err == nil || attempt == claimAttempts || ctx.Err() != nil || !sqldb.IsTransient(err) {
-			return id, last, err
+			return c, err
 		}
 		p.held.Logger.Debug("sql worker: claim transaction failed; repeating it", "attempt", attempt, "err", err)
 	}
 }
 
-func (p *Provider) claimOnce(ctx context.Context, max int64) (id, last int64, err error) {
+func (p *Provider) claimOnce(ctx context.Context, max, want int64) (c holder.Claim, err error) {
 	ctx, cancel := context.WithTimeout(ctx, p.held.Timeout)
 	defer cancel()
 	if p.d.FileLock {
-		return p.claimSQLite(ctx, max)
+		return p.claimSQLite(ctx, max, want)
 	}
 	tx, err := p.db.BeginTx(ctx, nil)
 	if err != nil {
-		return 0, 0, err
+		return c, err
 	}
 	defer tx.Rollback() // a no-op after Commit
-	if id, last, err = p.pick(ctx, tx, max); err != nil {
-		return 0, 0, err
+	if c, err = p.pick(ctx, tx, max, want); err != nil {
+		return c, err
 	}
-	return id, last, tx.Commit()
+	return c, tx.Commit()
 }
 
 // claimSQLite runs the claim inside BEGIN IMMEDIATE, which takes the
 // file's write lock at once (waiting for up to the busy timeout), so two
 // processes never both read a row as free.
-func (p *Provider) claimSQLite(ctx context.Context, max int64) (id, last int64, err error) {
+func (p *Provider) claimSQLite(ctx context.Context, max, want int64) (_ holder.Claim, err error) {
 	c, err := p.db.Conn(ctx)
 	if err != nil {
-		return 0, 0, err
+		return holder.Claim{}, err
 	}
 	defer c.Close()
 	if _, err := c.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return 0, 0, err
+		return holder.Claim{}, err
 	}
 	defer func() {
 		if err == nil {
@@ -368,7 +416,7 @@ func (p *Provider) claimSQLite(ctx context.Context, max int64) (id, last int64, 
 			}
 		}
 	}()
-	return p.pick(ctx, c, max)
+	return p.pick(ctx, c, max, want)
 }
 
 // row is one row of the table as a claim sees it.
@@ -378,64 +426,76 @@ type row struct {
 	last  int64
 }
 
-// pick chooses and takes the ID inside the claim transaction.
-func (p *Provider) pick(ctx context.Context, c conn, max int64) (id, last int64, err error) {
+// pick chooses and takes the ID (want, unless −1) inside the claim
+// transaction, and reads the clocks of the live peers.
+func (p *Provider) pick(ctx context.Context, c conn, max, want int64) (_ holder.Claim, err error) {
+	fail := func(err error) (holder.Claim, error) { return holder.Claim{}, err }
 	if p.fence != nil {
 		// On a promoted replica that lacks the last claims, a worker ID
 		// a live node holds may look free: claim nothing until repaired.
 		if err := p.fence.Check(ctx, c, p.held.Name); err != nil {
-			return 0, 0, err
+			return fail(err)
 		}
 	}
 	if p.sql.lock != "" {
 		var lockID int64
 		if err := c.QueryRowContext(ctx, p.sql.lock).Scan(&lockID); err != nil {
-			return 0, 0, fmt.Errorf("lock row -1 of %s: %w", Table, err)
+			return fail(fmt.Errorf("lock row -1 of %s: %w", Table, err))
 		}
 	}
 	rows, err := c.QueryContext(ctx, p.sql.scan, p.sql.staleArg, max)
 	if err != nil {
-		return 0, 0, err
+		return fail(err)
 	}
 	present := map[int64]row{}
 	mine := int64(-1)
+	var peers []coord.Report
 	for rows.Next() {
 		var (
-			n     int64
-			r     row
-			stale int64
+			n, stale int64
+			r        row
+			clock    coord.Report
 		)
-		if err := rows.Scan(&n, &r.owner, &stale, &r.last); err != nil {
+		if err := rows.Scan(&n, &r.owner, &stale, &r.last, &clock.At, &clock.Age); err != nil {
 			rows.Close()
-			return 0, 0, err
+			return fail(err)
 		}
 		r.stale = stale != 0
 		present[n] = r
 		if r.owner == p.held.Owner && mine < 0 {
 			mine = n
+		} else if r.owner != "" && r.owner != p.held.Owner && !r.stale && clock.At > 0 {
+			peers = append(peers, clock)
 		}
 	}
 	if err := rows.Close(); err != nil {
-		return 0, 0, err
+		return fail(err)
 	}
 	if err := rows.Err(); err != nil {
-		return 0, 0, err
+		return fail(err)
 	}
-	id = mine
+	id := mine
+	if want >= 0 {
+		if r, ok := present[want]; ok && r.owner != "" && r.owner != p.held.Owner && !r.stale {
+			return holder.Claim{ID: -1, Taken: r.owner}, nil
+		}
+		id = want
+	}
 	for n := int64(0); id < 0 && n <= max; n++ {
 		if r, ok := present[n]; !ok || r.owner == "" || r.stale {
 			id = n
 		}
 	}
 	if id < 0 {
-		return -1, 0, nil
+		return holder.Claim{ID: -1}, nil
 	}
+	now := p.held.Clock.Now().UnixMilli()
 	if r, ok := present[id]; ok {
-		_, err = c.ExecContext(ctx, p.sql.claim, p.held.Owner, id)
-		return id, r.last, err
+		_, err = c.ExecContext(ctx, p.sql.claim, p.held.Owner, now, id)
+		return holder.Claim{ID: id, Last: r.last, Peers: peers}, err
 	}
-	_, err = c.ExecContext(ctx, p.sql.insert, id, p.held.Owner, 0)
-	return id, 0, err
+	_, err = c.ExecContext(ctx, p.sql.insert, id, p.held.Owner, 0, now)
+	return holder.Claim{ID: id, Peers: peers}, err
 }
 
 // release gives our row back, recording last.
@@ -468,7 +528,8 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 		// name, in the same round trip.
 		renew += p.fence.Cond()
 	}
-	res, err := p.db.ExecContext(ctx, renew, last, id, p.held.Owner)
+	now := p.held.Clock.Now().UnixMilli()
+	res, err := p.db.ExecContext(ctx, renew, last, now, id, p.held.Owner)
 	if err != nil {
 		return err
 	}
@@ -496,7 +557,7 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 	err = p.db.QueryRowContext(ctx, p.sql.state, p.sql.staleArg, id).Scan(&r.owner, &stale, &r.last)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.held.Owner, last); err != nil {
+		if _, err := p.db.ExecContext(ctx, p.sql.insert, id, p.held.Owner, last, now); err != nil {
 			return fmt.Errorf("%w: the row was deleted, and inserting it again failed: %v", idforge.ErrLeaseLost, err)
 		}
 		p.held.Logger.Info("sql worker: the row of the worker ID was deleted; it is inserted again", "worker", id)
@@ -512,7 +573,7 @@ func (p *Provider) heartbeat(ctx context.Context, id, last int64) error {
 	case r.last > last:
 		return fmt.Errorf("%w: expired, and a holder since recorded the newer time %d", idforge.ErrLeaseLost, r.last)
 	}
-	res, err = p.db.ExecContext(ctx, p.sql.retake, p.held.Owner, last, id, p.sql.staleArg, last)
+	res, err = p.db.ExecContext(ctx, p.sql.retake, p.held.Owner, last, now, id, p.sql.staleArg, last)
 	if err != nil {
 		return err
 	}

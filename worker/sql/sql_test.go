@@ -149,6 +149,66 @@ func TestTableOnlyByMigrate(t *testing.T) {
 	})
 }
 
+// Issue 27, item 5: a table of a version before the clock check, without
+// clock_ms, gets the column from idforge migrate (from the first Acquire
+// on SQLite); until then a server's Acquire refuses, saying so.
+func TestMigrateAddsClockColumn(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		u := b.fresh(t)
+		timeType := map[string]string{"mysql": "DATETIME(3)", "postgres": "timestamptz", "sqlite": "TEXT"}[b.name]
+		db := rawDB(t, b, u)
+		exec(t, db, "CREATE TABLE idforge_workers (worker_id INTEGER NOT NULL PRIMARY KEY, owner VARCHAR(255) NOT NULL, "+
+			"claimed_at "+timeType+", heartbeat_at "+timeType+", last_ms BIGINT NOT NULL DEFAULT 0)")
+		exec(t, db, "INSERT INTO idforge_workers (worker_id, owner, last_ms) VALUES (-1, '#claim-lock', 0)")
+		p := workertest.Open(t, u, worker.Options{Owner: "n:1", Logger: quiet})
+		if b.down != "" {
+			_, err := p.Acquire(context.Background(), 3)
+			if !errors.Is(err, idforge.ErrInvalidArgument) || !strings.Contains(err.Error(), "clock_ms: run `idforge migrate`") {
+				t.Fatalf("Acquire on a table without clock_ms: %v; want ErrInvalidArgument saying to run idforge migrate", err)
+			}
+			if _, err := p.(*sqlworker.Provider).Migrate(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		workertest.Acquire(t, p, 3)
+		var clock int64
+		if err := db.QueryRowContext(context.Background(), "SELECT clock_ms FROM idforge_workers WHERE owner = 'n:1'").Scan(&clock); err != nil || clock <= 0 {
+			t.Fatalf("clock_ms of the holder: %d, %v; want its clock", clock, err)
+		}
+	})
+}
+
+// Issue 27, item 2: an ip+ URL holds the ID of the node's address in
+// idforge_workers, so a second live node whose address gives the same
+// ID is refused, saying who holds it; it starts once the ID is free, and
+// an address that differs in those bits gets its own ID.
+func TestIPWorkerCollision(t *testing.T) {
+	each(t, func(t *testing.T, b backend) {
+		u := workerURL(t, b)
+		node := func(addr string) worker.Provider {
+			return workertest.Open(t, "ip+"+u+"&bits=8&addr="+addr, worker.Options{Owner: addr + ":8080", Logger: quiet})
+		}
+		first := workertest.Acquire(t, node("10.0.1.5"), 1023)
+		second := node("10.0.2.5")
+		_, err := second.Acquire(context.Background(), 1023)
+		if !errors.Is(err, idforge.ErrWorkersExhausted) || !strings.Contains(err.Error(), `worker ID 5: the low 8 bits of IPv4 address 10.0.2.5 is held by "10.0.1.5:8080"`) {
+			t.Fatalf("second node with worker ID 5: %v; want ErrWorkersExhausted naming the holder", err)
+		}
+		if l := workertest.Acquire(t, node("10.0.2.6"), 1023); l.ID() != 6 {
+			t.Fatalf("10.0.2.6 got worker ID %d, want 6", l.ID())
+		}
+		if _, err := node("10.0.2.7").Acquire(context.Background(), 127); !errors.Is(err, idforge.ErrInvalidWorker) {
+			t.Fatalf("bits=8 in a 7-bit layout: %v, want ErrInvalidWorker", err)
+		}
+		if err := first.Release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if l := workertest.Acquire(t, second, 1023); l.ID() != 5 || !strings.Contains(second.Describe(), "the low 8 bits of IPv4 address 10.0.2.5") {
+			t.Fatalf("after the release: worker ID %d from %q, want 5 from 10.0.2.5", l.ID(), second.Describe())
+		}
+	})
+}
+
 func exec(t *testing.T, db *sql.DB, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(context.Background(), q); err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/idforge/idforge"
@@ -12,6 +13,7 @@ import (
 	"github.com/idforge/idforge/internal/dsn"
 	"github.com/idforge/idforge/internal/sqldb"
 	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
 )
 
 func init() {
@@ -23,6 +25,8 @@ func init() {
 			Doc: "a row in a SQLite table, for the processes of one host (sqlite: is the node's own idforge.db)"},
 	} {
 		worker.Register(s, openURL)
+		worker.Register(worker.Scheme{Name: "ip+" + s.Name, Form: "ip+" + s.Form + "&bits=16&net=10.0.0.0/8",
+			Doc: "the ID of ip://, held as a row in the " + s.Name + " table: a second live node with the same ID is refused"}, openURL)
 	}
 }
 
@@ -37,10 +41,21 @@ func openURL(ctx context.Context, u *url.URL, opts worker.Options) (worker.Provi
 	if u.Fragment != "" {
 		return nil, q.Errorf("has a fragment")
 	}
+	name, pin := dsn.Redacted(u), (*worker.IP)(nil)
+	if base, ok := strings.CutPrefix(u.Scheme, "ip+"); ok {
+		ip, err := worker.ParseIP(q)
+		if err != nil {
+			return nil, err
+		}
+		plain := *u
+		plain.Scheme, u, pin = base, &plain, &ip
+	}
 	cfg := Config{
-		Name:       dsn.Redacted(u),
+		Name:       name,
+		IP:         pin,
 		StaleAfter: q.Duration("stale_after", 0, time.Millisecond),
 		Timeout:    q.Duration("timeout", 0, time.Nanosecond),
+		MaxDrift:   coord.MaxDrift(q),
 	}
 	if err := q.Err(); err != nil {
 		return nil, err

@@ -19,7 +19,9 @@
 // free ones; that an owner gets its ID back after a release or a crash,
 // and that another owner never gets a live one; exhaustion
 // (idforge.ErrWorkersExhausted); that the newest time a holder reported
-// reaches the next holder; and, when the coordinator is unreachable, the
+// reaches the next holder; that a node whose clock is beyond max_drift
+// from its live peers' is refused at start (Leaf's check), one within it
+// not; and, when the coordinator is unreachable, the
 // fallback to the local cache (worker.Resume). For leases that expire
 // (Fixture.TTL > 0) it checks that an ID moves to another owner only after
 // the TTL and only after the old lease ended. Scenarios that need what a
@@ -41,7 +43,9 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/fakeclock"
 	"github.com/idforge/idforge/worker"
+	"github.com/idforge/idforge/worker/internal/coord"
 )
 
 // A Fixture says how the suite gets providers of one kind.
@@ -70,6 +74,11 @@ type Fixture struct {
 	// TTL of a few seconds and a request timeout well under a second, so
 	// that a lease outlives reconnecting. Its Kill is required.
 	Outage func(t *testing.T) (Namespace, Link)
+	// ClockSlack is how much older than the coordinator says a peer's
+	// clock record may be (coord.CheckClock's slack): the TTL where the
+	// coordinator keeps no clock of the writes (etcd), else 0. The
+	// providers' max_drift is the default, coord.DefaultMaxDrift.
+	ClockSlack time.Duration
 }
 
 // A Namespace is where the providers of one scenario hold their IDs.
@@ -117,6 +126,7 @@ func Run(t *testing.T, f Fixture) {
 		{"RetakeFreedID", testRetakeFreedID},
 		{"Unreachable", testUnreachable},
 		{"ResumeThenRenew", testResumeThenRenew},
+		{"ClockCheck", testClockCheck},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -725,5 +735,37 @@ func testResumeThenRenew(t *testing.T, f Fixture) {
 		if h := ns.Holder(t, id); h != me {
 			t.Fatalf("the coordinator names %q for worker %d after the renewal", h, id)
 		}
+	}
+}
+
+// Shifted is the system clock moved by an offset.
+type Shifted time.Duration
+
+// Now returns the system clock's time plus the offset.
+func (s Shifted) Now() time.Time { return time.Now().Add(time.Duration(s)) }
+
+// Sleep sleeps for d.
+func (s Shifted) Sleep(d time.Duration) { time.Sleep(d) }
+
+// testClockCheck: with a live peer, a node whose clock is beyond
+// max_drift (plus the slack, ahead) from the peer's is refused, gives
+// back what it claimed, and one within max_drift starts.
+func testClockCheck(t *testing.T, f Fixture) {
+	ns := f.Namespace(t)
+	peer := Acquire(t, ns.Open(t, worker.Options{Owner: owner(1)}), 7)
+	far := coord.DefaultMaxDrift + f.ClockSlack + time.Minute
+	for _, off := range []time.Duration{-far, far} {
+		p := ns.Open(t, worker.Options{Owner: owner(2), Clock: fakeclock.New(time.Now().Add(off))})
+		l, err := p.Acquire(context.Background(), 7)
+		if err == nil {
+			release(t, l)
+		}
+		if !errors.Is(err, idforge.ErrClockMovedBackwards) || !strings.Contains(err.Error(), "max_drift") {
+			t.Fatalf("clock %s off the peer's: Acquire = %v, want ErrClockMovedBackwards naming max_drift", off, err)
+		}
+	}
+	l := Acquire(t, ns.Open(t, worker.Options{Owner: owner(3), Clock: Shifted(-coord.DefaultMaxDrift / 2)}), 7)
+	if l.ID() == peer.ID() || l.ID() > 1 {
+		t.Fatalf("node within max_drift got worker ID %d (the peer holds %d); the refused node must have given its ID back", l.ID(), peer.ID())
 	}
 }

@@ -269,7 +269,7 @@ func (p *Provider) checkPeers(conn *zk.Conn, t0 time.Time, zkNow int64) error {
 		return fmt.Errorf("ZooKeeper at %s: listing %s: %w", p.where(), dir, err)
 	}
 	stale := (2*ReportInterval + p.sessionTimeout).Milliseconds()
-	var sum, n int64
+	var peers []coord.Report
 	for _, c := range children {
 		if c == p.node.Owner {
 			continue
@@ -286,28 +286,13 @@ func (p *Provider) checkPeers(conn *zk.Conn, t0 time.Time, zkNow int64) error {
 			p.node.Logger.Debug("ignoring a temporary node without Leaf's JSON", "node", dir+"/"+c)
 			continue
 		}
-		age := max(zkNow-st.Mtime, 0)
-		if age > stale {
-			continue // not written for too long: not a live peer
+		// The peer's clock now: its report plus the time since it wrote,
+		// unless it has not written for too long: not a live peer.
+		if age := max(zkNow-st.Mtime, 0); age <= stale {
+			peers = append(peers, coord.Report{At: s.Timestamp, Age: age})
 		}
-		// The peer's clock now: its report plus the time since it wrote.
-		sum += s.Timestamp + age
-		n++
 	}
-	if n == 0 {
-		return nil
-	}
-	avg := time.UnixMilli(sum / n)
-	drift := t0.Sub(avg)
-	if drift.Abs() > p.maxDrift {
-		dir := "ahead of"
-		if drift < 0 {
-			dir = "behind"
-		}
-		return fmt.Errorf("%w: the clock is %s %s the average clock of %d live peers under %s, more than max_drift %s; refusing to start until it is corrected",
-			idforge.ErrClockMovedBackwards, drift.Abs().Round(time.Millisecond), dir, n, p.temporaryDir(), p.maxDrift)
-	}
-	return nil
+	return coord.CheckClock(t0, peers, p.maxDrift, 0, dir)
 }
 
 // resume continues with the cached worker ID while ZooKeeper is

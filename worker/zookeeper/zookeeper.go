@@ -23,7 +23,7 @@ const (
 	DefaultSessionTimeout = 10 * time.Second
 	// DefaultMaxDrift is the largest start-up difference from the peers'
 	// average clock when the URL sets no max_drift.
-	DefaultMaxDrift = 5 * time.Second
+	DefaultMaxDrift = coord.DefaultMaxDrift
 	// DefaultDialTimeout bounds the wait for a session in Acquire when the
 	// URL sets no dial_timeout.
 	DefaultDialTimeout = coord.DefaultDialTimeout
@@ -82,7 +82,7 @@ func Open(u *url.URL, opts worker.Options) (*Provider, error) {
 		p.auth = []byte(u.User.Username() + ":" + pw)
 	}
 	p.sessionTimeout = q.Duration("session_timeout", DefaultSessionTimeout, time.Nanosecond)
-	p.maxDrift = q.Duration("max_drift", DefaultMaxDrift, time.Nanosecond)
+	p.maxDrift = coord.MaxDrift(q)
 	p.dialTimeout = coord.DialTimeout(q)
 	if err := q.Done(); err != nil {
 		return nil, err

@@ -46,6 +46,7 @@ var Dialect = &sqldb.Dialect{
 	Ago: func(d time.Duration) (string, any) {
 		return "UTC_TIMESTAMP(3) - INTERVAL ? MICROSECOND", d.Microseconds()
 	},
+	Age:          func(col string) string { return "TIMESTAMPDIFF(MICROSECOND, " + col + ", UTC_TIMESTAMP(3)) DIV 1000" },
 	TableOptions: " ENGINE=InnoDB",
 	Text: func(n int) string {
 		return fmt.Sprintf("VARCHAR(%d) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", n)

@@ -38,6 +38,7 @@ var Dialect = &sqldb.Dialect{
 	Greatest:   "GREATEST",
 	Now:        "now()",
 	Ago:        func(d time.Duration) (string, any) { return "now() - make_interval(secs => ?)", d.Seconds() },
+	Age:        func(col string) string { return "CAST(EXTRACT(EPOCH FROM now() - " + col + ") * 1000 AS bigint)" },
 	Text:       func(n int) string { return fmt.Sprintf("varchar(%d)", n) },
 	Time:       "timestamptz",
 	Stamp:      "timestamptz NOT NULL DEFAULT now()",

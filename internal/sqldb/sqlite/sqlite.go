@@ -38,6 +38,9 @@ var Dialect = &sqldb.Dialect{
 	Ago: func(d time.Duration) (string, any) {
 		return "strftime('%Y-%m-%d %H:%M:%f', 'now', ?)", "-" + strconv.FormatFloat(d.Seconds(), 'f', 3, 64) + " seconds"
 	},
+	Age: func(col string) string {
+		return "CAST((julianday('now') - julianday(" + col + ")) * 86400000 AS INTEGER)"
+	},
 	Text:           func(n int) string { return fmt.Sprintf("varchar(%d)", n) },
 	Time:           "TEXT",
 	Stamp:          "text NOT NULL DEFAULT CURRENT_TIMESTAMP",

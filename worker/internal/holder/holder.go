@@ -81,6 +81,9 @@ type Holder struct {
 	TTL time.Duration
 	// Timeout bounds every call to the coordinator.
 	Timeout time.Duration
+	// MaxDrift is how far this node's clock may be from its live peers'
+	// at start (coord.CheckClock; the ages of their reports are exact).
+	MaxDrift time.Duration
 	// Renew and Release are worker.RenewalConfig's, for the ID id; each
 	// call is bounded by Timeout.
 	Renew, Release func(ctx context.Context, id int64, last time.Time) error
@@ -103,16 +106,17 @@ func (h *Holder) Invalid(format string, args ...any) error {
 }
 
 // Defaults sets TTL and Timeout, where they are 0, to ttl and timeout,
-// the provider's defaults, and checks them: TTL at least 1ms (named
-// ttlName in the message, as the provider's Config and URL call it),
-// Timeout not negative.
+// the provider's defaults, and MaxDrift to coord.DefaultMaxDrift, and
+// checks them: TTL at least 1ms (named ttlName in the message, as the
+// provider's Config and URL call it), Timeout and MaxDrift not negative.
 func (h *Holder) Defaults(ttlName string, ttl, timeout time.Duration) error {
 	h.TTL, h.Timeout = cmp.Or(h.TTL, ttl), cmp.Or(h.Timeout, timeout)
+	h.MaxDrift = cmp.Or(h.MaxDrift, coord.DefaultMaxDrift)
 	if h.TTL < time.Millisecond {
 		return h.Invalid("%s %s is below 1ms", ttlName, h.TTL)
 	}
-	if h.Timeout < 0 {
-		return h.Invalid("negative timeout %s", h.Timeout)
+	if h.Timeout < 0 || h.MaxDrift < 0 {
+		return h.Invalid("negative timeout %s or max_drift %s", h.Timeout, h.MaxDrift)
 	}
 	return nil
 }
@@ -123,17 +127,36 @@ func (h *Holder) Start(opts worker.Options, cacheable bool) {
 	h.Node = NewNode(opts, h.Name, cacheable)
 }
 
-// Acquire runs claim, which asks the coordinator for an ID in 0..max and
-// answers id −1 when every one is held, with last the newest time
-// recorded for it (unix ms). It starts and caches the lease on the ID,
-// returns exhausted() when there was none, and resumes the cached ID
-// (worker.Resume) when the coordinator failed, unless ctx ended.
-func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (id, last int64, err error), exhausted func() error) (worker.Lease, error) {
+// A Claim is what a provider's claim found: the ID (−1 when every one
+// is held), the newest time recorded for it (unix ms), the clocks of
+// the live peers and, when the one ID asked for was held, its owner.
+type Claim struct {
+	ID, Last int64
+	Peers    []coord.Report
+	Taken    string
+}
+
+// Acquire runs claim, which asks the coordinator for an ID in 0..max,
+// recording this node's clock with it. It returns exhausted(what claim
+// found) when there was none, gives the ID back and fails when this
+// node's clock is too far from its peers' (coord.CheckClock), and else
+// starts and caches the lease on the ID. It resumes the cached ID (worker.Resume) when the
+// coordinator failed, unless ctx ended.
+func (h *Holder) Acquire(ctx context.Context, max int64, claim func(ctx context.Context, max int64) (Claim, error), exhausted func(Claim) error) (worker.Lease, error) {
 	sent := h.Clock.Now()
-	id, last, err := claim(ctx, max)
+	c, err := claim(ctx, max)
+	id, last := c.ID, c.Last
 	if err == nil {
 		if id < 0 {
-			return nil, exhausted()
+			return nil, exhausted(c)
+		}
+		if err := coord.CheckClock(sent, c.Peers, h.MaxDrift, 0, h.Name); err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.Timeout)
+			defer cancel()
+			if rerr := h.Release(rctx, id, time.Time{}); rerr != nil {
+				h.Logger.Warn(h.Who+": giving the worker ID back failed; it lapses by itself", "worker", id, "err", rerr)
+			}
+			return nil, fmt.Errorf("%s: %w", h.Who, err)
 		}
 		rc := h.renewal(id)
 		rc.Acquired, rc.LastTime = sent, coord.MsTime(last)
