@@ -213,7 +213,7 @@ func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[
 		return nil, err
 	}
 	if e.def.Gapless {
-		return nil, fmt.Errorf("%w: serial %q is gapless: reserve a number with POST /v1/serials/%s/reserve, then commit or void it",
+		return nil, fmt.Errorf("%w: serial %q is gapless: reserve a number (POST /v1/serials/%s/reserve, or idforge serial reserve), then commit or void it",
 			idforge.ErrWrongStrategy, name, name)
 	}
 	tmpl := e.tmpl
