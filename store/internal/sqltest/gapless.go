@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/issuer"
 )
 
 // testGapless: a gap-free serial's steps and their errors, and several
@@ -133,4 +134,42 @@ func testGapless(t *testing.T, b Backend) {
 			t.Fatalf("audit[%d] = %+v", i, r)
 		}
 	}
+}
+
+// BenchGapless measures, in one run on one database, a gapless serial's
+// reserve-then-commit (two transactions) beside a segment key in node
+// order issuing through the same issuer, each from parallel goroutines.
+func BenchGapless(b *testing.B, be Backend) {
+	ctx := context.Background()
+	st := be.Migrated(b, be.NewDatabase(b))
+	if err := st.CreateKey(ctx, idforge.Key{Name: "order", Strategy: idforge.StrategySegment, Step: 1000, MaxID: 1}); err != nil {
+		b.Fatal(err)
+	}
+	iss := issuer.New(st, nil, issuer.Settings{Logger: Quiet,
+		Serials: []idforge.Serial{{Name: "inv", Template: "INV@{seq:n,width=8}", Gapless: true}}})
+	b.Cleanup(func() { iss.Close() })
+	b.Run("segment-node-order/Next", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := iss.Next(ctx, "order"); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
+	b.Run("gapless/Reserve+Commit", func(b *testing.B) {
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r, err := iss.Reserve(ctx, "inv", nil)
+				if err == nil {
+					_, err = iss.Commit(ctx, "inv", r.ID)
+				}
+				if err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	})
 }
