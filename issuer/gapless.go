@@ -36,7 +36,10 @@ type reserved struct{}
 type reservedKey struct{}
 
 func (reserved) Next(ctx context.Context) (int64, error) {
-	return ctx.Value(reservedKey{}).(int64), nil
+	if n, ok := ctx.Value(reservedKey{}).(int64); ok {
+		return n, nil
+	}
+	return 0, fmt.Errorf("%w: a gapless serial's number is reserved, not drawn", idforge.ErrWrongStrategy)
 }
 
 // gaplessSerial returns a gap-free serial's definition and template; an
