@@ -41,6 +41,10 @@ const (
 	CodeUnauthenticated     Code = "unauthenticated"
 	CodeForbidden           Code = "forbidden"
 	CodeRateLimited         Code = "rate_limited"
+	CodeUnknownReservation  Code = "unknown_reservation"
+	CodeAlreadyCommitted    Code = "already_committed"
+	CodeReservationExpired  Code = "reservation_expired"
+	CodeReservationVoided   Code = "reservation_voided"
 	CodeNotFound            Code = "not_found"
 	CodeMethodNotAllowed    Code = "method_not_allowed"
 	// CodeInternal is the code of an error that matches no sentinel: a
@@ -145,6 +149,12 @@ var vocabulary = [...]codeRow{
 	{CodeForbidden, ErrForbidden, 403, grpcPermissionDenied, false},
 	// A rate limit is the token's: failing over would only spread it.
 	{CodeRateLimited, ErrRateLimited, 429, grpcResourceExhausted, false},
+	// A gap-free serial's reservation that is gone or ended: a state of
+	// the number, the same on every node.
+	{CodeUnknownReservation, ErrUnknownReservation, 404, grpcNotFound, false},
+	{CodeAlreadyCommitted, ErrAlreadyCommitted, 409, grpcAlreadyExists, false},
+	{CodeReservationExpired, ErrReservationExpired, 409, grpcFailedPrecondition, false},
+	{CodeReservationVoided, ErrReservationVoided, 409, grpcFailedPrecondition, false},
 	{CodeNotFound, ErrNoEndpoint, 404, grpcUnimplemented, false},
 	{CodeMethodNotAllowed, ErrMethodNotAllowed, 405, grpcUnimplemented, false},
 	{CodeInternal, nil, 500, grpcInternal, false},

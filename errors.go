@@ -111,6 +111,23 @@ var (
 	// server: a wrong path, or a call the server's version does not have.
 	ErrNoEndpoint = errors.New("idforge: no such endpoint")
 
+	// ErrUnknownReservation is returned when a gap-free serial has no
+	// reservation of the ID given.
+	ErrUnknownReservation = errors.New("idforge: unknown reservation")
+
+	// ErrAlreadyCommitted is returned when committing or voiding a
+	// reservation that was committed.
+	ErrAlreadyCommitted = errors.New("idforge: reservation already committed")
+
+	// ErrReservationExpired is returned when committing or voiding a
+	// reservation after its expiry: its number was voided, or handed to
+	// another reservation.
+	ErrReservationExpired = errors.New("idforge: reservation expired")
+
+	// ErrReservationVoided is returned when committing or voiding a
+	// reservation that was voided.
+	ErrReservationVoided = errors.New("idforge: reservation voided")
+
 	// ErrMethodNotAllowed is returned when an endpoint does not take the
 	// request's HTTP method.
 	ErrMethodNotAllowed = errors.New("idforge: method not allowed")

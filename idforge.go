@@ -293,9 +293,69 @@ type Serial struct {
 	TimeZone string
 	// Description is free text for operators.
 	Description string
+	// Gapless makes the serial gap-free: its numbers come from a
+	// GaplessStore, each reserved, then committed or voided, and plain
+	// issuing is refused (ErrWrongStrategy). Its template shows the number
+	// with its one @{seq:…} expression, whose name only labels it.
+	Gapless bool
+	// ReuseExpired hands a reservation that expired to the next one,
+	// instead of voiding it, so that committed numbers stay contiguous.
+	// Expiry is how long a reservation waits for its commit; 0 means
+	// DefaultReservationExpiry. Both only with Gapless.
+	ReuseExpired bool
+	Expiry       time.Duration
 	// Updated is when the definition last changed, as the store reports it.
 	Updated time.Time
 }
+
+// DefaultReservationExpiry is a gap-free serial's Expiry when left zero.
+const DefaultReservationExpiry = 5 * time.Minute
+
+// The states of a gap-free serial's number (Reservation.State).
+const (
+	Reserved  = "reserved"
+	Committed = "committed"
+	Voided    = "voided"
+)
+
+// Reservation is one number of a gap-free serial and what became of it.
+type Reservation struct {
+	// ID names the reservation for Commit and Void: "<number>-<token>".
+	ID     string
+	Number int64
+	// Value is the serial as rendered for the reservation.
+	Value string
+	// State is Reserved, Committed or Voided; Reason says why a number
+	// was voided ("expired" when nobody committed it in time).
+	State, Reason string
+	// Reserved is when it was reserved, Expires when the reservation
+	// ends, Updated when it was last committed or voided.
+	Reserved, Expires, Updated time.Time
+}
+
+// ReasonExpired is the Reason of a reservation voided at its expiry.
+const ReasonExpired = "expired"
+
+// GaplessStore is implemented by stores that keep gap-free serials: each
+// call is one transaction, and the number is allocated in the same one as
+// the row that records it, so a number either exists with its row or was
+// never handed out. Errors wrap ErrUnknownReservation, ErrAlreadyCommitted,
+// ErrReservationExpired or ErrReservationVoided as their names say.
+type GaplessStore interface {
+	// Reserve takes the serial's next number (with def.ReuseExpired, the
+	// lowest expired reservation's, when there is one) until now+expiry
+	// and records value(number) as its serial.
+	Reserve(ctx context.Context, def Serial, now time.Time, value func(int64) (string, error)) (Reservation, error)
+	// Commit and Void end a reservation by its ID.
+	Commit(ctx context.Context, def Serial, id string, now time.Time) (Reservation, error)
+	Void(ctx context.Context, def Serial, id, reason string, now time.Time) (Reservation, error)
+	// Audit lists the numbers from..to (at most MaxAudit of them) in
+	// order, and returns the last number handed out.
+	Audit(ctx context.Context, def Serial, from, to int64, now time.Time) ([]Reservation, int64, error)
+}
+
+// MaxAudit is the most numbers one audit lists.
+const MaxAudit = 1000
 
 // SerialStore is implemented by stores that keep serial definitions, so
 // that a serial defined through the API reaches every node.
@@ -332,8 +392,20 @@ func (s Serial) Validate() error {
 	case !utf8.ValidString(s.Template) || !utf8.ValidString(s.Description) || !utf8.ValidString(s.TimeZone),
 		strings.ContainsRune(s.Template+s.Description+s.TimeZone, 0):
 		return fmt.Errorf("%w: serial %q: not valid UTF-8 text", ErrInvalidArgument, s.Name)
+	case !s.Gapless && (s.ReuseExpired || s.Expiry != 0):
+		return fmt.Errorf("%w: serial %q: reuse_expired and expiry are for a gapless serial", ErrInvalidArgument, s.Name)
+	case s.Expiry < 0 || s.Expiry%time.Millisecond != 0:
+		return fmt.Errorf("%w: serial %q: expiry %v is not a positive number of milliseconds", ErrInvalidArgument, s.Name, s.Expiry)
 	}
 	return nil
+}
+
+// ReservationExpiry is Expiry, or its default.
+func (s Serial) ReservationExpiry() time.Duration {
+	if s.Expiry == 0 {
+		return DefaultReservationExpiry
+	}
+	return s.Expiry
 }
 
 // SegmentReturner is implemented by stores that can take back the unused

@@ -43,17 +43,17 @@ func requestKey(m any) (key string, ok bool) {
 // DefaultMethodLevel classifies gRPC methods by name:
 //
 //	Open   the health service (/grpc.health.v1.Health/…) and server reflection
-//	Issue  methods named Next…, Take… or Stream… (idforge.v1.IDForge: Next, NextBatch,
-//	       NextStrings, NextSerial, Stream)
+//	Issue  methods named Next…, Take…, Stream…, Reserve…, Commit… or Void… (idforge.v1.IDForge: Next,
+//	       NextBatch, NextStrings, NextSerial, Stream, and a gapless serial's Reserve, Commit, Void)
 //	Admin  methods named Create…, Delete…, Update…, Set… or Retire… (CreateKey, UpdateKey, RetireKey, RetireSource, CreateQuota)
-//	Read   everything else (Explain, Make, GetKey, ListKeys)
+//	Read   everything else (Explain, Make, GetKey, ListKeys, Audit)
 func DefaultMethodLevel(fullMethod string) Level {
 	if strings.HasPrefix(fullMethod, "/grpc.health.v1.Health/") ||
 		strings.HasPrefix(fullMethod, "/grpc.reflection.") {
 		return Open
 	}
 	method := fullMethod[strings.LastIndexByte(fullMethod, '/')+1:]
-	for _, p := range []string{"Next", "Take", "Stream"} {
+	for _, p := range []string{"Next", "Take", "Stream", "Reserve", "Commit", "Void"} {
 		if strings.HasPrefix(method, p) {
 			return Issue
 		}

@@ -155,12 +155,13 @@ const (
 //
 //	Open   /healthz, /readyz, /metrics, /openapi.json (the API's description); /ui and /ui/… (the admin page's HTML only: its data calls need a token)
 //	Issue  /v1/ids/{key}, /api/segment/get/{key}, /api/snowflake/get/{key}: that key
+//	       /v1/serials/{name} and POST /v1/serials/{name}/{reserve,commit,void}: that serial
 //	       /tinyid/id/… : the key in bizType (query or url-encoded form; several different values: no key)
 //	       /genid, /api/snowflake/get: no key (the node-wide snowflake generator)
 //	Admin  /v1/keys and /v1/keys/{key} with any method but GET and HEAD (POST /v1/keys creates a key);
 //	       likewise /v1/serials, /v1/sources, /v1/sources/{name}, /v1/counters, /v1/counters/{name},
 //	       /v1/quotas and /v1/quotas/{name}
-//	Read   everything else: GET /v1/keys, /v1/keys/{key}, /v1/explain/{id}, /decodeSnowflakeId,
+//	Read   everything else: GET /v1/keys, /v1/keys/{key}, /v1/explain/{id}, /v1/serials/{name}/audit, /decodeSnowflakeId,
 //	       Vesta's /expid, /transtime, /makeid, and unknown paths (so 404s need a token too)
 func DefaultClassify(r *http.Request) Access {
 	p := r.URL.Path
@@ -192,7 +193,13 @@ func DefaultClassify(r *http.Request) Access {
 	case strings.HasPrefix(p, prefixSerials):
 		// A serial is issued under its own name: a token limited to
 		// keys names the serials it may issue, not the keys they draw on.
-		return Access{Level: Issue, Key: strings.TrimPrefix(p, prefixSerials)}
+		// Reserving, committing and voiding a gap-free serial's number
+		// issue it; its audit reads.
+		name, step, _ := strings.Cut(strings.TrimPrefix(p, prefixSerials), "/")
+		if step == "audit" && readOnly {
+			return Access{Level: Read}
+		}
+		return Access{Level: Issue, Key: name}
 	case p == "/v1/sources" || p == "/v1/counters" || p == "/v1/quotas" ||
 		strings.HasPrefix(p, "/v1/sources/") || strings.HasPrefix(p, "/v1/counters/") || strings.HasPrefix(p, "/v1/quotas/"):
 		// Defining and retiring sources, counters and quotas administers

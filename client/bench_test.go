@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/internal/testsvc"
 	"github.com/idforge/idforge/store/memstore"
 )
@@ -134,6 +135,16 @@ func (l *localConn) block(ctx context.Context, key string, n int) ([]int64, erro
 }
 
 func (l *localConn) close() error { return nil }
+
+func (l *localConn) reserve(context.Context, string, map[string]string) (idforge.Reservation, error) {
+	return idforge.Reservation{}, nil
+}
+func (l *localConn) end(context.Context, string, string, string, string) (idforge.Reservation, error) {
+	return idforge.Reservation{}, nil
+}
+func (l *localConn) audit(context.Context, string, int64, int64) (httpwire.Audit, error) {
+	return httpwire.Audit{}, nil
+}
 
 // BenchmarkRangeCache measures what a cached ID costs the caller when
 // refills keep up (a node that answers at once): the atomic add of the

@@ -40,6 +40,19 @@ type Client interface {
 	// idforge.ErrInvalidArgument, a bad count one wrapping
 	// idforge.ErrInvalidCount. WithRangeCache does not cache them.
 	NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
+	// Reserve reserves the next number of a gapless serial (with
+	// reuse_expired, the lowest expired reservation's) until its expiry;
+	// Commit records that the reservation's number is used, Void that it
+	// never will be, with a reason; Audit lists the numbers from..to (at
+	// most idforge.MaxAudit; to 0: as many) and the last handed out.
+	// Errors wrap idforge.ErrUnknownReservation,
+	// idforge.ErrAlreadyCommitted, idforge.ErrReservationExpired or
+	// idforge.ErrReservationVoided as their names say, and
+	// idforge.ErrWrongStrategy for a serial that is not gapless.
+	Reserve(ctx context.Context, name string, params map[string]string) (idforge.Reservation, error)
+	Commit(ctx context.Context, name, id string) (idforge.Reservation, error)
+	Void(ctx context.Context, name, id, reason string) (idforge.Reservation, error)
+	Audit(ctx context.Context, name string, from, to int64) ([]idforge.Reservation, int64, error)
 	// Explain decodes a snowflake ID with the layout of the (first
 	// answering) node; a negative ID or one the layout cannot have made
 	// is an error wrapping idforge.ErrInvalidArgument.

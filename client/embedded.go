@@ -21,6 +21,12 @@ type Issuer interface {
 	NextN(ctx context.Context, key string, n int) ([]int64, error)
 	NextStrings(ctx context.Context, key string, n int, format string) ([]string, error)
 	NextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
+	// Reserve, Commit, Void and Audit are a gapless serial's, as the
+	// issuer's methods of the same names.
+	Reserve(ctx context.Context, name string, params map[string]string) (idforge.Reservation, error)
+	Commit(ctx context.Context, name, id string) (idforge.Reservation, error)
+	Void(ctx context.Context, name, id, reason string) (idforge.Reservation, error)
+	Audit(ctx context.Context, name string, from, to int64) ([]idforge.Reservation, int64, error)
 	// Snowflake returns the issuer's snowflake generator, nil when it has
 	// none; Explain decodes with its layout.
 	Snowflake() *snowflake.Generator

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/idforge/idforge"
+	"github.com/idforge/idforge/internal/httpwire"
 	"github.com/idforge/idforge/internal/wait"
 )
 
@@ -28,6 +29,11 @@ type conn interface {
 	nextN(ctx context.Context, key string, n int) ([]int64, error)
 	nextStrings(ctx context.Context, key string, n int) ([]string, error)
 	nextSerial(ctx context.Context, name string, n int, params map[string]string) ([]string, error)
+	// reserve, end (step commit or void) and audit are a gapless
+	// serial's calls (gapless.go).
+	reserve(ctx context.Context, name string, params map[string]string) (idforge.Reservation, error)
+	end(ctx context.Context, name, step, id, reason string) (idforge.Reservation, error)
+	audit(ctx context.Context, name string, from, to int64) (httpwire.Audit, error)
 	explain(ctx context.Context, id int64) (Explanation, error)
 	explainPacked(ctx context.Context, source string, id int64) (idforge.Unpacked, error)
 	key(ctx context.Context, key string) (idforge.Key, error)

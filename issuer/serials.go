@@ -47,7 +47,18 @@ func (i *Issuer) compile(ctx context.Context, def idforge.Serial) (*serial.Templ
 			return nil, nil, fmt.Errorf("%w: serial %q: time zone %q: %v", idforge.ErrInvalidArgument, def.Name, def.TimeZone, err)
 		}
 	}
-	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: serialResolver{i, &draws}})
+	var res serial.Resolver = serialResolver{i, &draws}
+	if def.Gapless {
+		if _, err := i.gaplessStore(def.Name); err != nil {
+			return nil, nil, err
+		}
+		res = gaplessResolver{&draws}
+	}
+	tmpl, err := serial.Parse(ctx, def.Template, serial.Options{Location: loc, Clock: i.set.Clock, Resolver: res})
+	if err == nil && def.Gapless && len(draws) != 1 {
+		return nil, nil, fmt.Errorf("%w: serial %q: a gapless template shows its number with exactly one @{seq:NAME} (it has %d)",
+			idforge.ErrInvalidArgument, def.Name, len(draws))
+	}
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up while a key the template draws on was being
 		// read: that is the answer, not "invalid template".
@@ -152,9 +163,9 @@ func (i *Issuer) serialDef(ctx context.Context, name string) (idforge.Serial, er
 
 // template returns the compiled template of a serial, compiling it the
 // first time it is asked for.
-func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, error) {
+func (i *Issuer) template(ctx context.Context, name string) (*serialEntry, error) {
 	if e, ok := (*i.serials.Load())[name]; ok {
-		return e.tmpl, nil
+		return e, nil
 	}
 	if err := idforge.ValidateKeyName(name); err != nil {
 		return nil, err
@@ -180,9 +191,13 @@ func (i *Issuer) template(ctx context.Context, name string) (*serial.Template, e
 	for k, v := range old {
 		next[k] = v
 	}
-	next[name] = &serialEntry{def: def, tmpl: tmpl, draws: draws}
+	e := &serialEntry{def: def, tmpl: tmpl, draws: draws}
+	if def.Gapless {
+		e.draws = nil // draws on nothing that can be retired
+	}
+	next[name] = e
 	i.serials.Store(&next)
-	return tmpl, nil
+	return e, nil
 }
 
 // NextSerial renders n serials of the named definition with the request's
@@ -193,10 +208,15 @@ func (i *Issuer) NextSerial(ctx context.Context, name string, n int, params map[
 	if n < 1 || n > idforge.MaxCount {
 		return nil, fmt.Errorf("%w: %d (want 1..%d)", idforge.ErrInvalidCount, n, idforge.MaxCount)
 	}
-	tmpl, err := i.template(ctx, name)
+	e, err := i.template(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	if e.def.Gapless {
+		return nil, fmt.Errorf("%w: serial %q is gapless: reserve a number (POST /v1/serials/%s/reserve, or idforge serial reserve), then commit or void it",
+			idforge.ErrWrongStrategy, name, name)
+	}
+	tmpl := e.tmpl
 	if err := checkParams(name, tmpl, params); err != nil {
 		return nil, err
 	}
@@ -301,6 +321,9 @@ func (i *Issuer) SerialStates(ctx context.Context) ([]SerialState, error) {
 	out := make([]SerialState, len(defs))
 	for n, d := range defs {
 		out[n].Serial = d
+		if d.Gapless {
+			continue // draws on its own numbers, which cannot be retired
+		}
 		draws := []string(nil)
 		if e, ok := (*i.serials.Load())[d.Name]; ok {
 			draws = e.draws

@@ -220,6 +220,12 @@ func TestAnswersMatchTheDocument(t *testing.T) {
 		{method: "GET", path: "/v1/ids/msg?count=2", token: adminToken, status: 200, into: &msg},
 		{method: "GET", path: "/v1/serials/job?count=2&param.area=010", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/serials", token: adminToken, status: 200},
+		// Gap-free serials need a SQL store; this one is in memory.
+		{method: "POST", path: "/v1/serials", body: `{"name":"inv","template":"I@{seq:n}","gapless":true,"expiry":"1m"}`, token: adminToken, status: 400, code: "invalid_argument"},
+		{method: "POST", path: "/v1/serials/job/reserve?param.area=010", token: adminToken, status: 400, code: "wrong_strategy"},
+		{method: "POST", path: "/v1/serials/job/commit", body: `{"reservation":"1-0123456789abcdef"}`, token: adminToken, status: 400, code: "wrong_strategy"},
+		{method: "GET", path: "/v1/serials/job/audit?from=1&to=10", token: adminToken, status: 400, code: "wrong_strategy"},
+		{method: "GET", path: "/v1/serials/job/reserve", token: adminToken, status: 405, code: "method_not_allowed"},
 		{method: "GET", path: "/v1/keys", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/keys/order", token: adminToken, status: 200},
 		{method: "GET", path: "/v1/keys/msg", token: adminToken, status: 200},

@@ -120,10 +120,20 @@ type SerialConfig struct {
 	Template    string `toml:"template"`
 	TimeZone    string `toml:"time_zone"`
 	Description string `toml:"description"`
+	// Gapless makes the serial gap-free: each number is reserved, then
+	// committed or voided, and audited (needs a SQL store).
+	Gapless bool `toml:"gapless"`
+	// ReuseExpired hands a gapless serial's expired reservation to the
+	// next one instead of voiding it.
+	ReuseExpired bool `toml:"reuse_expired"`
+	// Expiry is how long a gapless serial's reservation waits for its
+	// commit; 0 means 5m.
+	Expiry duration `toml:"expiry"`
 }
 
 func (s SerialConfig) serial() idforge.Serial {
-	return idforge.Serial{Name: s.Name, Template: s.Template, TimeZone: s.TimeZone, Description: s.Description}
+	return idforge.Serial{Name: s.Name, Template: s.Template, TimeZone: s.TimeZone, Description: s.Description,
+		Gapless: s.Gapless, ReuseExpired: s.ReuseExpired, Expiry: time.Duration(s.Expiry)}
 }
 
 // TLSConfig names the certificate files.

@@ -58,6 +58,7 @@ Usage:
   idforge migrate [--store URL]          create or upgrade the store's schema
   idforge serial NAME [-n N] [--param K=V]   issue serial numbers
   idforge serial check TEMPLATE          explain a serial template
+  idforge serial reserve|commit|void|audit NAME …   a gapless serial's steps and audit
   idforge quotas list|show|define|retire [NAME] --node ADDR [flags]
                                          a server's quotas: N IDs per period, closed keys, allowed formats
   idforge tickets status|expand URL…     Flickr-style ticket servers: show, or grow the set (--to N)

@@ -29,11 +29,15 @@ func (p paramFlags) Set(v string) error {
 	return nil
 }
 
-// cmdSerial issues serial numbers (idforge serial NAME), or explains a
-// template (idforge serial check TEMPLATE).
+// cmdSerial issues serial numbers (idforge serial NAME), explains a
+// template (idforge serial check TEMPLATE), or runs a gapless serial's
+// steps (idforge serial reserve|commit|void|audit NAME …).
 func cmdSerial(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == "check" {
 		return cmdSerialCheck(ctx, args[1:], stdout, stderr, getenv)
+	}
+	if len(args) > 0 && strings.Contains(" reserve commit void audit ", " "+args[0]+" ") {
+		return cmdSerialGapless(ctx, args[0], args[1:], stdout, stderr, getenv)
 	}
 	fs := newFlagSet("serial", stderr)
 	nf := newNodeFlags(fs, false)

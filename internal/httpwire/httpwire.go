@@ -182,3 +182,46 @@ type Range struct {
 	Start string `json:"start"`
 	End   string `json:"end"`
 }
+
+// Reservation is a number of a gap-free serial as POST
+// /v1/serials/{name}/reserve, commit and void answer it; GET
+// /v1/serials/{name}/audit lists them without reservation.
+type Reservation struct {
+	Reservation string    `json:"reservation,omitempty"`
+	Number      int64     `json:"number"`
+	Value       string    `json:"value"`
+	State       string    `json:"state"`
+	Reason      string    `json:"reason,omitempty"`
+	Reserved    time.Time `json:"reserved"`
+	Expires     time.Time `json:"expires"`
+	Updated     time.Time `json:"updated"`
+}
+
+// NewReservation is r on the wire.
+func NewReservation(r idforge.Reservation) Reservation {
+	return Reservation{r.ID, r.Number, r.Value, r.State, r.Reason, r.Reserved, r.Expires, r.Updated}
+}
+
+// Go is w as the Go type.
+func (w Reservation) Go() idforge.Reservation {
+	return idforge.Reservation{ID: w.Reservation, Number: w.Number, Value: w.Value, State: w.State, Reason: w.Reason,
+		Reserved: w.Reserved, Expires: w.Expires, Updated: w.Updated}
+}
+
+// End is the body of POST /v1/serials/{name}/commit and …/void (which
+// needs Reason).
+type End struct {
+	Reservation string `json:"reservation"`
+	Reason      string `json:"reason,omitempty"`
+}
+
+// Audit is the answer of GET /v1/serials/{name}/audit?from=&to=: every
+// number from From to To (at most idforge.MaxAudit, and none above Last,
+// the last number handed out), in order.
+type Audit struct {
+	Serial  string        `json:"serial"`
+	From    int64         `json:"from"`
+	To      int64         `json:"to"`
+	Last    int64         `json:"last"`
+	Numbers []Reservation `json:"numbers"`
+}

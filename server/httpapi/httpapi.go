@@ -42,6 +42,9 @@ var v1Routes = []v1Route{
 	{"GET", "/v1/decode/{key}/{value}", (*handler).decode, []string{"format"}},
 	{"GET,POST", "/v1/serials", (*handler).serials, nil},
 	{"GET", "/v1/serials/{name}", (*handler).nextSerials, []string{"count", httpwire.SerialParamPrefix}},
+	// Gap-free serials (gapless.go).
+	{"GET", "/v1/serials/{name}/{step}", (*handler).gapless, []string{"from", "to"}},
+	{"POST", "/v1/serials/{name}/{step}", (*handler).gapless, []string{httpwire.SerialParamPrefix}},
 	{"GET", "/v1/health/sources", (*handler).sourcesHealth, nil},
 	{"GET", "/v1/node", (*handler).nodeInfo, nil},
 	// Sources and counters defined through the API (sources.go).

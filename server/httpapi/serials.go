@@ -13,18 +13,26 @@ import (
 
 // serialJSON is a serial definition as the API shows it.
 type serialJSON struct {
-	Name        string     `json:"name"`
-	Template    string     `json:"template"`
-	TimeZone    string     `json:"time_zone,omitempty"`
-	Description string     `json:"description"`
-	Updated     *time.Time `json:"updated,omitempty"`
+	Name        string `json:"name"`
+	Template    string `json:"template"`
+	TimeZone    string `json:"time_zone,omitempty"`
+	Description string `json:"description"`
+	Gapless     bool   `json:"gapless,omitempty"`
+	// ReuseExpired and Expiry (a Go duration) are a gapless serial's.
+	ReuseExpired bool       `json:"reuse_expired,omitempty"`
+	Expiry       string     `json:"expiry,omitempty"`
+	Updated      *time.Time `json:"updated,omitempty"`
 	// RetiredSources names what the serial draws from that was retired
 	// (issuer.SerialState): it issues nothing more.
 	RetiredSources []string `json:"retired_sources,omitempty"`
 }
 
 func toSerialJSON(s idforge.Serial) serialJSON {
-	out := serialJSON{Name: s.Name, Template: s.Template, TimeZone: s.TimeZone, Description: s.Description}
+	out := serialJSON{Name: s.Name, Template: s.Template, TimeZone: s.TimeZone, Description: s.Description,
+		Gapless: s.Gapless, ReuseExpired: s.ReuseExpired}
+	if s.Gapless {
+		out.Expiry = s.ReservationExpiry().String()
+	}
 	if !s.Updated.IsZero() {
 		u := s.Updated
 		out.Updated = &u
@@ -70,6 +78,11 @@ type createSerialRequest struct {
 	Template    string `json:"template"`
 	TimeZone    string `json:"time_zone"`
 	Description string `json:"description"`
+	// Gapless, ReuseExpired and Expiry (a Go duration: "10m") make a
+	// gap-free serial (idforge.Serial).
+	Gapless      bool   `json:"gapless"`
+	ReuseExpired bool   `json:"reuse_expired"`
+	Expiry       string `json:"expiry"`
 }
 
 // serials serves GET and POST /v1/serials: the serial definitions, or a
@@ -80,7 +93,14 @@ func (h *handler) serials(c v1Call) (any, error) {
 		if err := decodeJSON(c.w, c.r, &req); err != nil {
 			return nil, err
 		}
-		def := idforge.Serial{Name: req.Name, Template: req.Template, TimeZone: req.TimeZone, Description: req.Description}
+		def := idforge.Serial{Name: req.Name, Template: req.Template, TimeZone: req.TimeZone, Description: req.Description,
+			Gapless: req.Gapless, ReuseExpired: req.ReuseExpired}
+		if req.Expiry != "" {
+			var err error
+			if def.Expiry, err = time.ParseDuration(req.Expiry); err != nil {
+				return nil, fmt.Errorf("%w: expiry %q: %v", idforge.ErrInvalidArgument, req.Expiry, err)
+			}
+		}
 		return created{toSerialJSON(def)}, h.iss.CreateSerial(c.ctx, def)
 	}
 	states, err := h.iss.SerialStates(c.ctx)

@@ -87,6 +87,8 @@ func BenchmarkStore(b *testing.B) {
 
 func TestSQLStore(t *testing.T) { sqltest.Run(t, backend) }
 
+func BenchmarkGapless(b *testing.B) { sqltest.BenchGapless(b, backend) }
+
 func TestParseURL(t *testing.T) {
 	tests := []struct {
 		url  string

@@ -104,6 +104,8 @@ func BenchmarkStore(b *testing.B) {
 
 func TestSQLStore(t *testing.T) { sqltest.Run(t, backend) }
 
+func BenchmarkGapless(b *testing.B) { sqltest.BenchGapless(b, backend) }
+
 // TestConcurrentMigrate runs Migrate from several stores at once on an
 // empty database, as several `idforge migrate` runs would.
 func TestConcurrentMigrate(t *testing.T) {

@@ -126,6 +126,8 @@ func BenchmarkStore(b *testing.B) {
 
 func TestSQLStore(t *testing.T) { sqltest.Run(t, backend) }
 
+func BenchmarkGapless(b *testing.B) { sqltest.BenchGapless(b, backend) }
+
 func TestReopenContinues(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "nested", "dirs", "idforge.db") // directories are created

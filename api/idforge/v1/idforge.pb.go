@@ -475,6 +475,344 @@ func (x *NextSerialResponse) GetValues() []string {
 	return nil
 }
 
+type ReserveRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// params fill the template's @{param:NAME} fields.
+	Params        map[string]string `protobuf:"bytes,2,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReserveRequest) Reset() {
+	*x = ReserveRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReserveRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReserveRequest) ProtoMessage() {}
+
+func (x *ReserveRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReserveRequest.ProtoReflect.Descriptor instead.
+func (*ReserveRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ReserveRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReserveRequest) GetParams() map[string]string {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type EndRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// reservation is the ID Reserve answered.
+	Reservation string `protobuf:"bytes,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	// reason says why the number is voided (Void only).
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EndRequest) Reset() {
+	*x = EndRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EndRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EndRequest) ProtoMessage() {}
+
+func (x *EndRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EndRequest.ProtoReflect.Descriptor instead.
+func (*EndRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *EndRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *EndRequest) GetReservation() string {
+	if x != nil {
+		return x.Reservation
+	}
+	return ""
+}
+
+func (x *EndRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// Reservation is one number of a gapless serial and what became of it.
+type Reservation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// reservation is the ID for Commit and Void; empty in an audit.
+	Reservation string `protobuf:"bytes,1,opt,name=reservation,proto3" json:"reservation,omitempty"`
+	Number      int64  `protobuf:"varint,2,opt,name=number,proto3" json:"number,omitempty"`
+	// value is the serial as rendered for the reservation.
+	Value string `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	// state is reserved, committed or voided; reason why it was voided
+	// (expired when nobody committed it in time).
+	State  string `protobuf:"bytes,4,opt,name=state,proto3" json:"state,omitempty"`
+	Reason string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Unix milliseconds: when reserved, when the reservation ends, when
+	// last committed or voided.
+	ReservedUnixMs int64 `protobuf:"varint,6,opt,name=reserved_unix_ms,json=reservedUnixMs,proto3" json:"reserved_unix_ms,omitempty"`
+	ExpiresUnixMs  int64 `protobuf:"varint,7,opt,name=expires_unix_ms,json=expiresUnixMs,proto3" json:"expires_unix_ms,omitempty"`
+	UpdatedUnixMs  int64 `protobuf:"varint,8,opt,name=updated_unix_ms,json=updatedUnixMs,proto3" json:"updated_unix_ms,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *Reservation) Reset() {
+	*x = Reservation{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reservation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reservation) ProtoMessage() {}
+
+func (x *Reservation) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reservation.ProtoReflect.Descriptor instead.
+func (*Reservation) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Reservation) GetReservation() string {
+	if x != nil {
+		return x.Reservation
+	}
+	return ""
+}
+
+func (x *Reservation) GetNumber() int64 {
+	if x != nil {
+		return x.Number
+	}
+	return 0
+}
+
+func (x *Reservation) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *Reservation) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *Reservation) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Reservation) GetReservedUnixMs() int64 {
+	if x != nil {
+		return x.ReservedUnixMs
+	}
+	return 0
+}
+
+func (x *Reservation) GetExpiresUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresUnixMs
+	}
+	return 0
+}
+
+func (x *Reservation) GetUpdatedUnixMs() int64 {
+	if x != nil {
+		return x.UpdatedUnixMs
+	}
+	return 0
+}
+
+type AuditRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// from is the first number (0 means 1), to the last (0: from+999, at
+	// most 1,000 numbers, none above the last handed out).
+	From          int64 `protobuf:"varint,2,opt,name=from,proto3" json:"from,omitempty"`
+	To            int64 `protobuf:"varint,3,opt,name=to,proto3" json:"to,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditRequest) Reset() {
+	*x = AuditRequest{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditRequest) ProtoMessage() {}
+
+func (x *AuditRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditRequest.ProtoReflect.Descriptor instead.
+func (*AuditRequest) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *AuditRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AuditRequest) GetFrom() int64 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *AuditRequest) GetTo() int64 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+type AuditResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// numbers are every number from from to to, in order.
+	Numbers []*Reservation `protobuf:"bytes,1,rep,name=numbers,proto3" json:"numbers,omitempty"`
+	// last is the last number handed out.
+	Last          int64 `protobuf:"varint,2,opt,name=last,proto3" json:"last,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AuditResponse) Reset() {
+	*x = AuditResponse{}
+	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AuditResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AuditResponse) ProtoMessage() {}
+
+func (x *AuditResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AuditResponse.ProtoReflect.Descriptor instead.
+func (*AuditResponse) Descriptor() ([]byte, []int) {
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *AuditResponse) GetNumbers() []*Reservation {
+	if x != nil {
+		return x.Numbers
+	}
+	return nil
+}
+
+func (x *AuditResponse) GetLast() int64 {
+	if x != nil {
+		return x.Last
+	}
+	return 0
+}
+
 type NextStringsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Key   string                 `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
@@ -493,7 +831,7 @@ type NextStringsRequest struct {
 
 func (x *NextStringsRequest) Reset() {
 	*x = NextStringsRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -505,7 +843,7 @@ func (x *NextStringsRequest) String() string {
 func (*NextStringsRequest) ProtoMessage() {}
 
 func (x *NextStringsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[6]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -518,7 +856,7 @@ func (x *NextStringsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextStringsRequest.ProtoReflect.Descriptor instead.
 func (*NextStringsRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{6}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NextStringsRequest) GetKey() string {
@@ -551,7 +889,7 @@ type NextStringsResponse struct {
 
 func (x *NextStringsResponse) Reset() {
 	*x = NextStringsResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -563,7 +901,7 @@ func (x *NextStringsResponse) String() string {
 func (*NextStringsResponse) ProtoMessage() {}
 
 func (x *NextStringsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[7]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -576,7 +914,7 @@ func (x *NextStringsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NextStringsResponse.ProtoReflect.Descriptor instead.
 func (*NextStringsResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{7}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *NextStringsResponse) GetIds() []string {
@@ -605,7 +943,7 @@ type StreamRequest struct {
 
 func (x *StreamRequest) Reset() {
 	*x = StreamRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +955,7 @@ func (x *StreamRequest) String() string {
 func (*StreamRequest) ProtoMessage() {}
 
 func (x *StreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[8]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +968,7 @@ func (x *StreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamRequest.ProtoReflect.Descriptor instead.
 func (*StreamRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{8}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StreamRequest) GetKey() string {
@@ -676,7 +1014,7 @@ type StreamResponse struct {
 
 func (x *StreamResponse) Reset() {
 	*x = StreamResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -688,7 +1026,7 @@ func (x *StreamResponse) String() string {
 func (*StreamResponse) ProtoMessage() {}
 
 func (x *StreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[9]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -701,7 +1039,7 @@ func (x *StreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamResponse.ProtoReflect.Descriptor instead.
 func (*StreamResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{9}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StreamResponse) GetIds() []int64 {
@@ -731,7 +1069,7 @@ type ExplainRequest struct {
 
 func (x *ExplainRequest) Reset() {
 	*x = ExplainRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -743,7 +1081,7 @@ func (x *ExplainRequest) String() string {
 func (*ExplainRequest) ProtoMessage() {}
 
 func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[10]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -756,7 +1094,7 @@ func (x *ExplainRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainRequest.ProtoReflect.Descriptor instead.
 func (*ExplainRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{10}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *ExplainRequest) GetId() int64 {
@@ -791,7 +1129,7 @@ type DatePacked struct {
 
 func (x *DatePacked) Reset() {
 	*x = DatePacked{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -803,7 +1141,7 @@ func (x *DatePacked) String() string {
 func (*DatePacked) ProtoMessage() {}
 
 func (x *DatePacked) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[11]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -816,7 +1154,7 @@ func (x *DatePacked) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DatePacked.ProtoReflect.Descriptor instead.
 func (*DatePacked) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{11}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DatePacked) GetSource() string {
@@ -882,7 +1220,7 @@ type ExplainResponse struct {
 
 func (x *ExplainResponse) Reset() {
 	*x = ExplainResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -894,7 +1232,7 @@ func (x *ExplainResponse) String() string {
 func (*ExplainResponse) ProtoMessage() {}
 
 func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[12]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -907,7 +1245,7 @@ func (x *ExplainResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExplainResponse.ProtoReflect.Descriptor instead.
 func (*ExplainResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{12}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ExplainResponse) GetId() int64 {
@@ -1004,7 +1342,7 @@ type MakeRequest struct {
 
 func (x *MakeRequest) Reset() {
 	*x = MakeRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1354,7 @@ func (x *MakeRequest) String() string {
 func (*MakeRequest) ProtoMessage() {}
 
 func (x *MakeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[13]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1367,7 @@ func (x *MakeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeRequest.ProtoReflect.Descriptor instead.
 func (*MakeRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{13}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MakeRequest) GetTime() *timestamppb.Timestamp {
@@ -1076,7 +1414,7 @@ type MakeResponse struct {
 
 func (x *MakeResponse) Reset() {
 	*x = MakeResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1088,7 +1426,7 @@ func (x *MakeResponse) String() string {
 func (*MakeResponse) ProtoMessage() {}
 
 func (x *MakeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[14]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1101,7 +1439,7 @@ func (x *MakeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MakeResponse.ProtoReflect.Descriptor instead.
 func (*MakeResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{14}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *MakeResponse) GetId() int64 {
@@ -1131,7 +1469,7 @@ type CreateKeyRequest struct {
 
 func (x *CreateKeyRequest) Reset() {
 	*x = CreateKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1143,7 +1481,7 @@ func (x *CreateKeyRequest) String() string {
 func (*CreateKeyRequest) ProtoMessage() {}
 
 func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[15]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1156,7 +1494,7 @@ func (x *CreateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateKeyRequest.ProtoReflect.Descriptor instead.
 func (*CreateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{15}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateKeyRequest) GetKey() string {
@@ -1210,7 +1548,7 @@ type GetKeyRequest struct {
 
 func (x *GetKeyRequest) Reset() {
 	*x = GetKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1560,7 @@ func (x *GetKeyRequest) String() string {
 func (*GetKeyRequest) ProtoMessage() {}
 
 func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[16]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +1573,7 @@ func (x *GetKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetKeyRequest.ProtoReflect.Descriptor instead.
 func (*GetKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{16}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetKeyRequest) GetKey() string {
@@ -1267,7 +1605,7 @@ type UpdateKeyRequest struct {
 
 func (x *UpdateKeyRequest) Reset() {
 	*x = UpdateKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1617,7 @@ func (x *UpdateKeyRequest) String() string {
 func (*UpdateKeyRequest) ProtoMessage() {}
 
 func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[17]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1630,7 @@ func (x *UpdateKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateKeyRequest.ProtoReflect.Descriptor instead.
 func (*UpdateKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{17}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *UpdateKeyRequest) GetKey() string {
@@ -1346,7 +1684,7 @@ type RetireKeyRequest struct {
 
 func (x *RetireKeyRequest) Reset() {
 	*x = RetireKeyRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1358,7 +1696,7 @@ func (x *RetireKeyRequest) String() string {
 func (*RetireKeyRequest) ProtoMessage() {}
 
 func (x *RetireKeyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[18]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1371,7 +1709,7 @@ func (x *RetireKeyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RetireKeyRequest.ProtoReflect.Descriptor instead.
 func (*RetireKeyRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{18}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RetireKeyRequest) GetKey() string {
@@ -1389,7 +1727,7 @@ type ListKeysRequest struct {
 
 func (x *ListKeysRequest) Reset() {
 	*x = ListKeysRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1401,7 +1739,7 @@ func (x *ListKeysRequest) String() string {
 func (*ListKeysRequest) ProtoMessage() {}
 
 func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[19]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1414,7 +1752,7 @@ func (x *ListKeysRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysRequest.ProtoReflect.Descriptor instead.
 func (*ListKeysRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{19}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
 }
 
 type ListKeysResponse struct {
@@ -1429,7 +1767,7 @@ type ListKeysResponse struct {
 
 func (x *ListKeysResponse) Reset() {
 	*x = ListKeysResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1441,7 +1779,7 @@ func (x *ListKeysResponse) String() string {
 func (*ListKeysResponse) ProtoMessage() {}
 
 func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[20]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1454,7 +1792,7 @@ func (x *ListKeysResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListKeysResponse.ProtoReflect.Descriptor instead.
 func (*ListKeysResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{20}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListKeysResponse) GetKeys() []*Key {
@@ -1501,7 +1839,7 @@ type Key struct {
 
 func (x *Key) Reset() {
 	*x = Key{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1851,7 @@ func (x *Key) String() string {
 func (*Key) ProtoMessage() {}
 
 func (x *Key) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[21]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1864,7 @@ func (x *Key) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Key.ProtoReflect.Descriptor instead.
 func (*Key) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{21}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Key) GetKey() string {
@@ -1617,7 +1955,7 @@ type Range struct {
 
 func (x *Range) Reset() {
 	*x = Range{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1629,7 +1967,7 @@ func (x *Range) String() string {
 func (*Range) ProtoMessage() {}
 
 func (x *Range) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[22]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1642,7 +1980,7 @@ func (x *Range) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Range.ProtoReflect.Descriptor instead.
 func (*Range) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{22}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Range) GetStart() int64 {
@@ -1683,7 +2021,7 @@ type SegmentState struct {
 
 func (x *SegmentState) Reset() {
 	*x = SegmentState{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +2033,7 @@ func (x *SegmentState) String() string {
 func (*SegmentState) ProtoMessage() {}
 
 func (x *SegmentState) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[23]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +2046,7 @@ func (x *SegmentState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SegmentState.ProtoReflect.Descriptor instead.
 func (*SegmentState) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{23}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SegmentState) GetCurrent() *Range {
@@ -1780,7 +2118,7 @@ type SnowflakeInfo struct {
 
 func (x *SnowflakeInfo) Reset() {
 	*x = SnowflakeInfo{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +2130,7 @@ func (x *SnowflakeInfo) String() string {
 func (*SnowflakeInfo) ProtoMessage() {}
 
 func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[24]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +2143,7 @@ func (x *SnowflakeInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnowflakeInfo.ProtoReflect.Descriptor instead.
 func (*SnowflakeInfo) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{24}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SnowflakeInfo) GetLayout() string {
@@ -1855,7 +2193,7 @@ type DefineRequest struct {
 
 func (x *DefineRequest) Reset() {
 	*x = DefineRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1867,7 +2205,7 @@ func (x *DefineRequest) String() string {
 func (*DefineRequest) ProtoMessage() {}
 
 func (x *DefineRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[25]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1880,7 +2218,7 @@ func (x *DefineRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefineRequest.ProtoReflect.Descriptor instead.
 func (*DefineRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{25}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DefineRequest) GetName() string {
@@ -1913,7 +2251,7 @@ type DefinitionName struct {
 
 func (x *DefinitionName) Reset() {
 	*x = DefinitionName{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1925,7 +2263,7 @@ func (x *DefinitionName) String() string {
 func (*DefinitionName) ProtoMessage() {}
 
 func (x *DefinitionName) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[26]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1938,7 +2276,7 @@ func (x *DefinitionName) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DefinitionName.ProtoReflect.Descriptor instead.
 func (*DefinitionName) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{26}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *DefinitionName) GetName() string {
@@ -1956,7 +2294,7 @@ type ListDefinitionsRequest struct {
 
 func (x *ListDefinitionsRequest) Reset() {
 	*x = ListDefinitionsRequest{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1968,7 +2306,7 @@ func (x *ListDefinitionsRequest) String() string {
 func (*ListDefinitionsRequest) ProtoMessage() {}
 
 func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[27]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1981,7 +2319,7 @@ func (x *ListDefinitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsRequest) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{27}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{32}
 }
 
 type ListDefinitionsResponse struct {
@@ -1994,7 +2332,7 @@ type ListDefinitionsResponse struct {
 
 func (x *ListDefinitionsResponse) Reset() {
 	*x = ListDefinitionsResponse{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2006,7 +2344,7 @@ func (x *ListDefinitionsResponse) String() string {
 func (*ListDefinitionsResponse) ProtoMessage() {}
 
 func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[28]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2019,7 +2357,7 @@ func (x *ListDefinitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListDefinitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListDefinitionsResponse) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{28}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListDefinitionsResponse) GetDefinitions() []*Definition {
@@ -2052,7 +2390,7 @@ type Definition struct {
 
 func (x *Definition) Reset() {
 	*x = Definition{}
-	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2402,7 @@ func (x *Definition) String() string {
 func (*Definition) ProtoMessage() {}
 
 func (x *Definition) ProtoReflect() protoreflect.Message {
-	mi := &file_idforge_v1_idforge_proto_msgTypes[29]
+	mi := &file_idforge_v1_idforge_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2415,7 @@ func (x *Definition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Definition.ProtoReflect.Descriptor instead.
 func (*Definition) Descriptor() ([]byte, []int) {
-	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{29}
+	return file_idforge_v1_idforge_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *Definition) GetName() string {
@@ -2154,7 +2492,34 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\",\n" +
 	"\x12NextSerialResponse\x12\x16\n" +
-	"\x06values\x18\x01 \x03(\tR\x06values\"T\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\"\x9f\x01\n" +
+	"\x0eReserveRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12>\n" +
+	"\x06params\x18\x02 \x03(\v2&.idforge.v1.ReserveRequest.ParamsEntryR\x06params\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"Z\n" +
+	"\n" +
+	"EndRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vreservation\x18\x02 \x01(\tR\vreservation\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x85\x02\n" +
+	"\vReservation\x12 \n" +
+	"\vreservation\x18\x01 \x01(\tR\vreservation\x12\x16\n" +
+	"\x06number\x18\x02 \x01(\x03R\x06number\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x05 \x01(\tR\x06reason\x12(\n" +
+	"\x10reserved_unix_ms\x18\x06 \x01(\x03R\x0ereservedUnixMs\x12&\n" +
+	"\x0fexpires_unix_ms\x18\a \x01(\x03R\rexpiresUnixMs\x12&\n" +
+	"\x0fupdated_unix_ms\x18\b \x01(\x03R\rupdatedUnixMs\"F\n" +
+	"\fAuditRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04from\x18\x02 \x01(\x03R\x04from\x12\x0e\n" +
+	"\x02to\x18\x03 \x01(\x03R\x02to\"V\n" +
+	"\rAuditResponse\x121\n" +
+	"\anumbers\x18\x01 \x03(\v2\x17.idforge.v1.ReservationR\anumbers\x12\x12\n" +
+	"\x04last\x18\x02 \x01(\x03R\x04last\"T\n" +
 	"\x12NextStringsRequest\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05count\x18\x02 \x01(\x05R\x05count\x12\x16\n" +
@@ -2303,12 +2668,16 @@ const file_idforge_v1_idforge_proto_rawDesc = "" +
 	"\x0fSTRATEGY_UUIDV7\x10\x04\x12\x11\n" +
 	"\rSTRATEGY_ULID\x10\x05\x12\x13\n" +
 	"\x0fSTRATEGY_SOURCE\x10\x06\x12\x13\n" +
-	"\x0fSTRATEGY_UUIDV4\x10\a\"\x04\b\x03\x10\x032\xfe\f\n" +
+	"\x0fSTRATEGY_UUIDV4\x10\a\"\x04\b\x03\x10\x032\xf0\x0e\n" +
 	"\aIDForge\x129\n" +
 	"\x04Next\x12\x17.idforge.v1.NextRequest\x1a\x18.idforge.v1.NextResponse\x12H\n" +
 	"\tNextBatch\x12\x1c.idforge.v1.NextBatchRequest\x1a\x1d.idforge.v1.NextBatchResponse\x12K\n" +
 	"\n" +
-	"NextSerial\x12\x1d.idforge.v1.NextSerialRequest\x1a\x1e.idforge.v1.NextSerialResponse\x12N\n" +
+	"NextSerial\x12\x1d.idforge.v1.NextSerialRequest\x1a\x1e.idforge.v1.NextSerialResponse\x12>\n" +
+	"\aReserve\x12\x1a.idforge.v1.ReserveRequest\x1a\x17.idforge.v1.Reservation\x129\n" +
+	"\x06Commit\x12\x16.idforge.v1.EndRequest\x1a\x17.idforge.v1.Reservation\x127\n" +
+	"\x04Void\x12\x16.idforge.v1.EndRequest\x1a\x17.idforge.v1.Reservation\x12<\n" +
+	"\x05Audit\x12\x18.idforge.v1.AuditRequest\x1a\x19.idforge.v1.AuditResponse\x12N\n" +
 	"\vNextStrings\x12\x1e.idforge.v1.NextStringsRequest\x1a\x1f.idforge.v1.NextStringsResponse\x12A\n" +
 	"\x06Stream\x12\x19.idforge.v1.StreamRequest\x1a\x1a.idforge.v1.StreamResponse0\x01\x12B\n" +
 	"\aExplain\x12\x1a.idforge.v1.ExplainRequest\x1a\x1b.idforge.v1.ExplainResponse\x129\n" +
@@ -2346,7 +2715,7 @@ func file_idforge_v1_idforge_proto_rawDescGZIP() []byte {
 }
 
 var file_idforge_v1_idforge_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_idforge_v1_idforge_proto_msgTypes = make([]protoimpl.MessageInfo, 39)
 var file_idforge_v1_idforge_proto_goTypes = []any{
 	(StreamForm)(0),                 // 0: idforge.v1.StreamForm
 	(Strategy)(0),                   // 1: idforge.v1.Strategy
@@ -2356,109 +2725,125 @@ var file_idforge_v1_idforge_proto_goTypes = []any{
 	(*NextBatchResponse)(nil),       // 5: idforge.v1.NextBatchResponse
 	(*NextSerialRequest)(nil),       // 6: idforge.v1.NextSerialRequest
 	(*NextSerialResponse)(nil),      // 7: idforge.v1.NextSerialResponse
-	(*NextStringsRequest)(nil),      // 8: idforge.v1.NextStringsRequest
-	(*NextStringsResponse)(nil),     // 9: idforge.v1.NextStringsResponse
-	(*StreamRequest)(nil),           // 10: idforge.v1.StreamRequest
-	(*StreamResponse)(nil),          // 11: idforge.v1.StreamResponse
-	(*ExplainRequest)(nil),          // 12: idforge.v1.ExplainRequest
-	(*DatePacked)(nil),              // 13: idforge.v1.DatePacked
-	(*ExplainResponse)(nil),         // 14: idforge.v1.ExplainResponse
-	(*MakeRequest)(nil),             // 15: idforge.v1.MakeRequest
-	(*MakeResponse)(nil),            // 16: idforge.v1.MakeResponse
-	(*CreateKeyRequest)(nil),        // 17: idforge.v1.CreateKeyRequest
-	(*GetKeyRequest)(nil),           // 18: idforge.v1.GetKeyRequest
-	(*UpdateKeyRequest)(nil),        // 19: idforge.v1.UpdateKeyRequest
-	(*RetireKeyRequest)(nil),        // 20: idforge.v1.RetireKeyRequest
-	(*ListKeysRequest)(nil),         // 21: idforge.v1.ListKeysRequest
-	(*ListKeysResponse)(nil),        // 22: idforge.v1.ListKeysResponse
-	(*Key)(nil),                     // 23: idforge.v1.Key
-	(*Range)(nil),                   // 24: idforge.v1.Range
-	(*SegmentState)(nil),            // 25: idforge.v1.SegmentState
-	(*SnowflakeInfo)(nil),           // 26: idforge.v1.SnowflakeInfo
-	(*DefineRequest)(nil),           // 27: idforge.v1.DefineRequest
-	(*DefinitionName)(nil),          // 28: idforge.v1.DefinitionName
-	(*ListDefinitionsRequest)(nil),  // 29: idforge.v1.ListDefinitionsRequest
-	(*ListDefinitionsResponse)(nil), // 30: idforge.v1.ListDefinitionsResponse
-	(*Definition)(nil),              // 31: idforge.v1.Definition
-	nil,                             // 32: idforge.v1.NextSerialRequest.ParamsEntry
-	nil,                             // 33: idforge.v1.ExplainResponse.FixedEntry
-	nil,                             // 34: idforge.v1.MakeRequest.FixedEntry
-	(*timestamppb.Timestamp)(nil),   // 35: google.protobuf.Timestamp
+	(*ReserveRequest)(nil),          // 8: idforge.v1.ReserveRequest
+	(*EndRequest)(nil),              // 9: idforge.v1.EndRequest
+	(*Reservation)(nil),             // 10: idforge.v1.Reservation
+	(*AuditRequest)(nil),            // 11: idforge.v1.AuditRequest
+	(*AuditResponse)(nil),           // 12: idforge.v1.AuditResponse
+	(*NextStringsRequest)(nil),      // 13: idforge.v1.NextStringsRequest
+	(*NextStringsResponse)(nil),     // 14: idforge.v1.NextStringsResponse
+	(*StreamRequest)(nil),           // 15: idforge.v1.StreamRequest
+	(*StreamResponse)(nil),          // 16: idforge.v1.StreamResponse
+	(*ExplainRequest)(nil),          // 17: idforge.v1.ExplainRequest
+	(*DatePacked)(nil),              // 18: idforge.v1.DatePacked
+	(*ExplainResponse)(nil),         // 19: idforge.v1.ExplainResponse
+	(*MakeRequest)(nil),             // 20: idforge.v1.MakeRequest
+	(*MakeResponse)(nil),            // 21: idforge.v1.MakeResponse
+	(*CreateKeyRequest)(nil),        // 22: idforge.v1.CreateKeyRequest
+	(*GetKeyRequest)(nil),           // 23: idforge.v1.GetKeyRequest
+	(*UpdateKeyRequest)(nil),        // 24: idforge.v1.UpdateKeyRequest
+	(*RetireKeyRequest)(nil),        // 25: idforge.v1.RetireKeyRequest
+	(*ListKeysRequest)(nil),         // 26: idforge.v1.ListKeysRequest
+	(*ListKeysResponse)(nil),        // 27: idforge.v1.ListKeysResponse
+	(*Key)(nil),                     // 28: idforge.v1.Key
+	(*Range)(nil),                   // 29: idforge.v1.Range
+	(*SegmentState)(nil),            // 30: idforge.v1.SegmentState
+	(*SnowflakeInfo)(nil),           // 31: idforge.v1.SnowflakeInfo
+	(*DefineRequest)(nil),           // 32: idforge.v1.DefineRequest
+	(*DefinitionName)(nil),          // 33: idforge.v1.DefinitionName
+	(*ListDefinitionsRequest)(nil),  // 34: idforge.v1.ListDefinitionsRequest
+	(*ListDefinitionsResponse)(nil), // 35: idforge.v1.ListDefinitionsResponse
+	(*Definition)(nil),              // 36: idforge.v1.Definition
+	nil,                             // 37: idforge.v1.NextSerialRequest.ParamsEntry
+	nil,                             // 38: idforge.v1.ReserveRequest.ParamsEntry
+	nil,                             // 39: idforge.v1.ExplainResponse.FixedEntry
+	nil,                             // 40: idforge.v1.MakeRequest.FixedEntry
+	(*timestamppb.Timestamp)(nil),   // 41: google.protobuf.Timestamp
 }
 var file_idforge_v1_idforge_proto_depIdxs = []int32{
-	32, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
-	0,  // 1: idforge.v1.StreamRequest.form:type_name -> idforge.v1.StreamForm
-	24, // 2: idforge.v1.StreamResponse.ranges:type_name -> idforge.v1.Range
-	35, // 3: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
-	33, // 4: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
-	35, // 5: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
-	13, // 6: idforge.v1.ExplainResponse.date_packed:type_name -> idforge.v1.DatePacked
-	35, // 7: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
-	34, // 8: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
-	1,  // 9: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
-	23, // 10: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
-	26, // 11: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
-	1,  // 12: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
-	35, // 13: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
-	25, // 14: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
-	24, // 15: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
-	24, // 16: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
-	35, // 17: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
-	31, // 18: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
-	35, // 19: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
-	2,  // 20: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
-	4,  // 21: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
-	6,  // 22: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
-	8,  // 23: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
-	10, // 24: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
-	12, // 25: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
-	15, // 26: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
-	17, // 27: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
-	18, // 28: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
-	21, // 29: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
-	19, // 30: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
-	20, // 31: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
-	27, // 32: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
-	28, // 33: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
-	29, // 34: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
-	28, // 35: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
-	27, // 36: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
-	28, // 37: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
-	29, // 38: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
-	28, // 39: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
-	27, // 40: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
-	28, // 41: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
-	29, // 42: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
-	28, // 43: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
-	3,  // 44: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
-	5,  // 45: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
-	7,  // 46: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
-	9,  // 47: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
-	11, // 48: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
-	14, // 49: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
-	16, // 50: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
-	23, // 51: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
-	23, // 52: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
-	22, // 53: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
-	23, // 54: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
-	23, // 55: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
-	31, // 56: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
-	31, // 57: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
-	30, // 58: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
-	31, // 59: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
-	31, // 60: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
-	31, // 61: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
-	30, // 62: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
-	31, // 63: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
-	31, // 64: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
-	31, // 65: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
-	30, // 66: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
-	31, // 67: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
-	44, // [44:68] is the sub-list for method output_type
-	20, // [20:44] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	37, // 0: idforge.v1.NextSerialRequest.params:type_name -> idforge.v1.NextSerialRequest.ParamsEntry
+	38, // 1: idforge.v1.ReserveRequest.params:type_name -> idforge.v1.ReserveRequest.ParamsEntry
+	10, // 2: idforge.v1.AuditResponse.numbers:type_name -> idforge.v1.Reservation
+	0,  // 3: idforge.v1.StreamRequest.form:type_name -> idforge.v1.StreamForm
+	29, // 4: idforge.v1.StreamResponse.ranges:type_name -> idforge.v1.Range
+	41, // 5: idforge.v1.ExplainResponse.time:type_name -> google.protobuf.Timestamp
+	39, // 6: idforge.v1.ExplainResponse.fixed:type_name -> idforge.v1.ExplainResponse.FixedEntry
+	41, // 7: idforge.v1.ExplainResponse.expires:type_name -> google.protobuf.Timestamp
+	18, // 8: idforge.v1.ExplainResponse.date_packed:type_name -> idforge.v1.DatePacked
+	41, // 9: idforge.v1.MakeRequest.time:type_name -> google.protobuf.Timestamp
+	40, // 10: idforge.v1.MakeRequest.fixed:type_name -> idforge.v1.MakeRequest.FixedEntry
+	1,  // 11: idforge.v1.CreateKeyRequest.strategy:type_name -> idforge.v1.Strategy
+	28, // 12: idforge.v1.ListKeysResponse.keys:type_name -> idforge.v1.Key
+	31, // 13: idforge.v1.ListKeysResponse.snowflake:type_name -> idforge.v1.SnowflakeInfo
+	1,  // 14: idforge.v1.Key.strategy:type_name -> idforge.v1.Strategy
+	41, // 15: idforge.v1.Key.updated:type_name -> google.protobuf.Timestamp
+	30, // 16: idforge.v1.Key.segment:type_name -> idforge.v1.SegmentState
+	29, // 17: idforge.v1.SegmentState.current:type_name -> idforge.v1.Range
+	29, // 18: idforge.v1.SegmentState.pending:type_name -> idforge.v1.Range
+	41, // 19: idforge.v1.SnowflakeInfo.expires:type_name -> google.protobuf.Timestamp
+	36, // 20: idforge.v1.ListDefinitionsResponse.definitions:type_name -> idforge.v1.Definition
+	41, // 21: idforge.v1.Definition.updated:type_name -> google.protobuf.Timestamp
+	2,  // 22: idforge.v1.IDForge.Next:input_type -> idforge.v1.NextRequest
+	4,  // 23: idforge.v1.IDForge.NextBatch:input_type -> idforge.v1.NextBatchRequest
+	6,  // 24: idforge.v1.IDForge.NextSerial:input_type -> idforge.v1.NextSerialRequest
+	8,  // 25: idforge.v1.IDForge.Reserve:input_type -> idforge.v1.ReserveRequest
+	9,  // 26: idforge.v1.IDForge.Commit:input_type -> idforge.v1.EndRequest
+	9,  // 27: idforge.v1.IDForge.Void:input_type -> idforge.v1.EndRequest
+	11, // 28: idforge.v1.IDForge.Audit:input_type -> idforge.v1.AuditRequest
+	13, // 29: idforge.v1.IDForge.NextStrings:input_type -> idforge.v1.NextStringsRequest
+	15, // 30: idforge.v1.IDForge.Stream:input_type -> idforge.v1.StreamRequest
+	17, // 31: idforge.v1.IDForge.Explain:input_type -> idforge.v1.ExplainRequest
+	20, // 32: idforge.v1.IDForge.Make:input_type -> idforge.v1.MakeRequest
+	22, // 33: idforge.v1.IDForge.CreateKey:input_type -> idforge.v1.CreateKeyRequest
+	23, // 34: idforge.v1.IDForge.GetKey:input_type -> idforge.v1.GetKeyRequest
+	26, // 35: idforge.v1.IDForge.ListKeys:input_type -> idforge.v1.ListKeysRequest
+	24, // 36: idforge.v1.IDForge.UpdateKey:input_type -> idforge.v1.UpdateKeyRequest
+	25, // 37: idforge.v1.IDForge.RetireKey:input_type -> idforge.v1.RetireKeyRequest
+	32, // 38: idforge.v1.IDForge.CreateSource:input_type -> idforge.v1.DefineRequest
+	33, // 39: idforge.v1.IDForge.GetSource:input_type -> idforge.v1.DefinitionName
+	34, // 40: idforge.v1.IDForge.ListSources:input_type -> idforge.v1.ListDefinitionsRequest
+	33, // 41: idforge.v1.IDForge.RetireSource:input_type -> idforge.v1.DefinitionName
+	32, // 42: idforge.v1.IDForge.CreateCounter:input_type -> idforge.v1.DefineRequest
+	33, // 43: idforge.v1.IDForge.GetCounter:input_type -> idforge.v1.DefinitionName
+	34, // 44: idforge.v1.IDForge.ListCounters:input_type -> idforge.v1.ListDefinitionsRequest
+	33, // 45: idforge.v1.IDForge.RetireCounter:input_type -> idforge.v1.DefinitionName
+	32, // 46: idforge.v1.IDForge.CreateQuota:input_type -> idforge.v1.DefineRequest
+	33, // 47: idforge.v1.IDForge.GetQuota:input_type -> idforge.v1.DefinitionName
+	34, // 48: idforge.v1.IDForge.ListQuotas:input_type -> idforge.v1.ListDefinitionsRequest
+	33, // 49: idforge.v1.IDForge.RetireQuota:input_type -> idforge.v1.DefinitionName
+	3,  // 50: idforge.v1.IDForge.Next:output_type -> idforge.v1.NextResponse
+	5,  // 51: idforge.v1.IDForge.NextBatch:output_type -> idforge.v1.NextBatchResponse
+	7,  // 52: idforge.v1.IDForge.NextSerial:output_type -> idforge.v1.NextSerialResponse
+	10, // 53: idforge.v1.IDForge.Reserve:output_type -> idforge.v1.Reservation
+	10, // 54: idforge.v1.IDForge.Commit:output_type -> idforge.v1.Reservation
+	10, // 55: idforge.v1.IDForge.Void:output_type -> idforge.v1.Reservation
+	12, // 56: idforge.v1.IDForge.Audit:output_type -> idforge.v1.AuditResponse
+	14, // 57: idforge.v1.IDForge.NextStrings:output_type -> idforge.v1.NextStringsResponse
+	16, // 58: idforge.v1.IDForge.Stream:output_type -> idforge.v1.StreamResponse
+	19, // 59: idforge.v1.IDForge.Explain:output_type -> idforge.v1.ExplainResponse
+	21, // 60: idforge.v1.IDForge.Make:output_type -> idforge.v1.MakeResponse
+	28, // 61: idforge.v1.IDForge.CreateKey:output_type -> idforge.v1.Key
+	28, // 62: idforge.v1.IDForge.GetKey:output_type -> idforge.v1.Key
+	27, // 63: idforge.v1.IDForge.ListKeys:output_type -> idforge.v1.ListKeysResponse
+	28, // 64: idforge.v1.IDForge.UpdateKey:output_type -> idforge.v1.Key
+	28, // 65: idforge.v1.IDForge.RetireKey:output_type -> idforge.v1.Key
+	36, // 66: idforge.v1.IDForge.CreateSource:output_type -> idforge.v1.Definition
+	36, // 67: idforge.v1.IDForge.GetSource:output_type -> idforge.v1.Definition
+	35, // 68: idforge.v1.IDForge.ListSources:output_type -> idforge.v1.ListDefinitionsResponse
+	36, // 69: idforge.v1.IDForge.RetireSource:output_type -> idforge.v1.Definition
+	36, // 70: idforge.v1.IDForge.CreateCounter:output_type -> idforge.v1.Definition
+	36, // 71: idforge.v1.IDForge.GetCounter:output_type -> idforge.v1.Definition
+	35, // 72: idforge.v1.IDForge.ListCounters:output_type -> idforge.v1.ListDefinitionsResponse
+	36, // 73: idforge.v1.IDForge.RetireCounter:output_type -> idforge.v1.Definition
+	36, // 74: idforge.v1.IDForge.CreateQuota:output_type -> idforge.v1.Definition
+	36, // 75: idforge.v1.IDForge.GetQuota:output_type -> idforge.v1.Definition
+	35, // 76: idforge.v1.IDForge.ListQuotas:output_type -> idforge.v1.ListDefinitionsResponse
+	36, // 77: idforge.v1.IDForge.RetireQuota:output_type -> idforge.v1.Definition
+	50, // [50:78] is the sub-list for method output_type
+	22, // [22:50] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_idforge_v1_idforge_proto_init() }
@@ -2466,15 +2851,15 @@ func file_idforge_v1_idforge_proto_init() {
 	if File_idforge_v1_idforge_proto != nil {
 		return
 	}
-	file_idforge_v1_idforge_proto_msgTypes[15].OneofWrappers = []any{}
-	file_idforge_v1_idforge_proto_msgTypes[17].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[20].OneofWrappers = []any{}
+	file_idforge_v1_idforge_proto_msgTypes[22].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_idforge_v1_idforge_proto_rawDesc), len(file_idforge_v1_idforge_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   39,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -50,6 +50,10 @@ const (
 	IDForge_Next_FullMethodName          = "/idforge.v1.IDForge/Next"
 	IDForge_NextBatch_FullMethodName     = "/idforge.v1.IDForge/NextBatch"
 	IDForge_NextSerial_FullMethodName    = "/idforge.v1.IDForge/NextSerial"
+	IDForge_Reserve_FullMethodName       = "/idforge.v1.IDForge/Reserve"
+	IDForge_Commit_FullMethodName        = "/idforge.v1.IDForge/Commit"
+	IDForge_Void_FullMethodName          = "/idforge.v1.IDForge/Void"
+	IDForge_Audit_FullMethodName         = "/idforge.v1.IDForge/Audit"
 	IDForge_NextStrings_FullMethodName   = "/idforge.v1.IDForge/NextStrings"
 	IDForge_Stream_FullMethodName        = "/idforge.v1.IDForge/Stream"
 	IDForge_Explain_FullMethodName       = "/idforge.v1.IDForge/Explain"
@@ -95,6 +99,15 @@ type IDForgeClient interface {
 	// (configured, or created with POST /v1/serials), rendered with the
 	// request's template parameters (GET /v1/serials/{name}).
 	NextSerial(ctx context.Context, in *NextSerialRequest, opts ...grpc.CallOption) (*NextSerialResponse, error)
+	// Reserve takes the next number of a gapless serial until its expiry
+	// (POST /v1/serials/{name}/reserve); Commit records that it is used,
+	// Void that it never will be, with a reason (…/commit, …/void).
+	Reserve(ctx context.Context, in *ReserveRequest, opts ...grpc.CallOption) (*Reservation, error)
+	Commit(ctx context.Context, in *EndRequest, opts ...grpc.CallOption) (*Reservation, error)
+	Void(ctx context.Context, in *EndRequest, opts ...grpc.CallOption) (*Reservation, error)
+	// Audit lists every number of a gapless serial from from to to
+	// (GET /v1/serials/{name}/audit).
+	Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error)
 	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
 	// UUIDs or ULIDs for uuidv7, ulid and uuidv4 keys, the key's text format (or
 	// the request's) for keys of integer IDs.
@@ -199,6 +212,46 @@ func (c *iDForgeClient) NextSerial(ctx context.Context, in *NextSerialRequest, o
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NextSerialResponse)
 	err := c.cc.Invoke(ctx, IDForge_NextSerial_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) Reserve(ctx context.Context, in *ReserveRequest, opts ...grpc.CallOption) (*Reservation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reservation)
+	err := c.cc.Invoke(ctx, IDForge_Reserve_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) Commit(ctx context.Context, in *EndRequest, opts ...grpc.CallOption) (*Reservation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reservation)
+	err := c.cc.Invoke(ctx, IDForge_Commit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) Void(ctx context.Context, in *EndRequest, opts ...grpc.CallOption) (*Reservation, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Reservation)
+	err := c.cc.Invoke(ctx, IDForge_Void_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *iDForgeClient) Audit(ctx context.Context, in *AuditRequest, opts ...grpc.CallOption) (*AuditResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AuditResponse)
+	err := c.cc.Invoke(ctx, IDForge_Audit_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -446,6 +499,15 @@ type IDForgeServer interface {
 	// (configured, or created with POST /v1/serials), rendered with the
 	// request's template parameters (GET /v1/serials/{name}).
 	NextSerial(context.Context, *NextSerialRequest) (*NextSerialResponse, error)
+	// Reserve takes the next number of a gapless serial until its expiry
+	// (POST /v1/serials/{name}/reserve); Commit records that it is used,
+	// Void that it never will be, with a reason (…/commit, …/void).
+	Reserve(context.Context, *ReserveRequest) (*Reservation, error)
+	Commit(context.Context, *EndRequest) (*Reservation, error)
+	Void(context.Context, *EndRequest) (*Reservation, error)
+	// Audit lists every number of a gapless serial from from to to
+	// (GET /v1/serials/{name}/audit).
+	Audit(context.Context, *AuditRequest) (*AuditResponse, error)
 	// NextStrings returns count IDs of a key as text (GET /v1/ids/{key}):
 	// UUIDs or ULIDs for uuidv7, ulid and uuidv4 keys, the key's text format (or
 	// the request's) for keys of integer IDs.
@@ -534,6 +596,18 @@ func (UnimplementedIDForgeServer) NextBatch(context.Context, *NextBatchRequest) 
 }
 func (UnimplementedIDForgeServer) NextSerial(context.Context, *NextSerialRequest) (*NextSerialResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NextSerial not implemented")
+}
+func (UnimplementedIDForgeServer) Reserve(context.Context, *ReserveRequest) (*Reservation, error) {
+	return nil, status.Error(codes.Unimplemented, "method Reserve not implemented")
+}
+func (UnimplementedIDForgeServer) Commit(context.Context, *EndRequest) (*Reservation, error) {
+	return nil, status.Error(codes.Unimplemented, "method Commit not implemented")
+}
+func (UnimplementedIDForgeServer) Void(context.Context, *EndRequest) (*Reservation, error) {
+	return nil, status.Error(codes.Unimplemented, "method Void not implemented")
+}
+func (UnimplementedIDForgeServer) Audit(context.Context, *AuditRequest) (*AuditResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Audit not implemented")
 }
 func (UnimplementedIDForgeServer) NextStrings(context.Context, *NextStringsRequest) (*NextStringsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method NextStrings not implemented")
@@ -669,6 +743,78 @@ func _IDForge_NextSerial_Handler(srv interface{}, ctx context.Context, dec func(
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(IDForgeServer).NextSerial(ctx, req.(*NextSerialRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_Reserve_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReserveRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).Reserve(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_Reserve_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).Reserve(ctx, req.(*ReserveRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_Commit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).Commit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_Commit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).Commit(ctx, req.(*EndRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_Void_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(EndRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).Void(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_Void_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).Void(ctx, req.(*EndRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _IDForge_Audit_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AuditRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(IDForgeServer).Audit(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: IDForge_Audit_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(IDForgeServer).Audit(ctx, req.(*AuditRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -1062,6 +1208,22 @@ var IDForge_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NextSerial",
 			Handler:    _IDForge_NextSerial_Handler,
+		},
+		{
+			MethodName: "Reserve",
+			Handler:    _IDForge_Reserve_Handler,
+		},
+		{
+			MethodName: "Commit",
+			Handler:    _IDForge_Commit_Handler,
+		},
+		{
+			MethodName: "Void",
+			Handler:    _IDForge_Void_Handler,
+		},
+		{
+			MethodName: "Audit",
+			Handler:    _IDForge_Audit_Handler,
 		},
 		{
 			MethodName: "NextStrings",

@@ -233,6 +233,10 @@ type Store struct {
 	// hasDefs records that idforge_definitions exists; without it
 	// DefinitionStore calls fail, saying to run `idforge migrate`.
 	hasDefs atomic.Bool
+	// hasGapless records that idforge_gapless and idforge_reservations
+	// exist; without them gap-free serials fail, saying to run
+	// `idforge migrate`.
+	hasGapless atomic.Bool
 	// fence is the failover fence when the engine has one (nil
 	// otherwise); claims check it when the database has its table.
 	fence *sqldb.Fence
@@ -366,7 +370,7 @@ func (s *Store) open(ctx context.Context, forMigrate bool) error {
 		if err != nil {
 			return err
 		}
-		if err := s.d.CreateTables(ctx, s.db); err != nil {
+		if err := cmp.Or(s.d.CreateTables(ctx, s.db), s.createGapless(ctx)); err != nil {
 			return s.life.Wrap(ctx, err, "create tables in "+s.life.DB)
 		}
 		s.createdOnOpen = missing

@@ -1,6 +1,7 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -9,7 +10,7 @@ import (
 )
 
 // Migrate implements idforge.Migrator: it creates leaf_alloc,
-// idforge_keys and idforge_serials where they do not exist
+// idforge_keys, idforge_serials and the gap-free serials' tables where they do not exist
 // (Backend.CreateTables), and, on a server, the failover fence
 // idforge_fence recording the server it runs on (sqldb.Fence), and
 // then checks them as Open does. An existing fence is left alone. An existing
@@ -27,7 +28,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if err := s.life.CheckOpen(); err != nil {
 		return err
 	}
-	if err := s.d.CreateTables(ctx, s.db); err != nil {
+	if err := cmp.Or(s.d.CreateTables(ctx, s.db), s.createGapless(ctx)); err != nil {
 		return s.life.Wrap(ctx, err, fmt.Sprintf("migrate %s", s.life.DB))
 	}
 	if s.fence != nil {
@@ -57,6 +58,9 @@ func (s *Store) MigrateTables(ctx context.Context) ([]string, error) {
 	missing, err := s.missingTables(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if ok, err := s.exists(ctx, s.gaplessT()); err != nil || !ok {
+		missing = append(missing, GaplessTable, ReservationsTable) // created together
 	}
 	if s.fence != nil {
 		has, err := s.fence.Exists(ctx, s.db)

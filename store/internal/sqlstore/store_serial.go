@@ -27,6 +27,9 @@ func (s *Store) CreateSerial(ctx context.Context, def idforge.Serial) error {
 	if err := def.Validate(); err != nil {
 		return err
 	}
+	if def.Gapless {
+		return s.createSerialGapless(ctx, def)
+	}
 	return s.insert(ctx, s.serialsT(), claim.SerialName(def.Name), s.sql.InsertSerial,
 		def.Name, def.Template, nullString(def.TimeZone), nullString(def.Description))
 }
@@ -69,15 +72,23 @@ func (s *Store) Serial(ctx context.Context, name string) (idforge.Serial, error)
 	if err != nil {
 		return idforge.Serial{}, s.tableErr(ctx, err, s.serialsT(), what)
 	}
-	return r.serial(), nil
+	defs, err := s.withGapless(ctx, []idforge.Serial{r.serial()})
+	if err != nil {
+		return idforge.Serial{}, err
+	}
+	return defs[0], nil
 }
 
 // Serials implements idforge.SerialStore: every serial definition, sorted
 // by name in byte order (whatever the table's collation). Its errors are
 // Serial's, but for ErrUnknownKey.
 func (s *Store) Serials(ctx context.Context) ([]idforge.Serial, error) {
-	return listRows(ctx, s, s.serialsT(), "list serials", s.sql.Serials, nil, (*serialRow).serial,
+	defs, err := listRows(ctx, s, s.serialsT(), "list serials", s.sql.Serials, nil, (*serialRow).serial,
 		func(d idforge.Serial) string { return d.Name })
+	if err != nil {
+		return nil, err
+	}
+	return s.withGapless(ctx, defs)
 }
 
 // serialsT is idforge_serials, which `idforge migrate` creates.

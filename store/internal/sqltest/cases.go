@@ -27,6 +27,7 @@ func Run(t *testing.T, b Backend) {
 		{"MigrateCreatesSchema", testMigrateCreatesSchema},
 		{"SerialsTableMissing", testSerialsTableMissing},
 		{"SerialsShared", testSerialsShared},
+		{"Gapless", testGapless},
 		{"DefinitionsTableMissing", testDefinitionsTableMissing},
 		{"LeafTableUsedAsIs", testLeafTableUsedAsIs},
 		{"ForeignTableRejected", testForeignTableRejected},

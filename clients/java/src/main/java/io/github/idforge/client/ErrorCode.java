@@ -34,6 +34,10 @@ public enum ErrorCode {
     UNAUTHENTICATED("unauthenticated", 401, false),
     FORBIDDEN("forbidden", 403, false),
     RATE_LIMITED("rate_limited", 429, false),
+    UNKNOWN_RESERVATION("unknown_reservation", 404, false),
+    ALREADY_COMMITTED("already_committed", 409, false),
+    RESERVATION_EXPIRED("reservation_expired", 409, false),
+    RESERVATION_VOIDED("reservation_voided", 409, false),
     NOT_FOUND("not_found", 404, false),
     METHOD_NOT_ALLOWED("method_not_allowed", 405, false),
     INTERNAL("internal", 500, false);
