@@ -151,6 +151,15 @@ func guarded(ctx context.Context, st idforge.Store, ds idforge.DefinitionStore, 
 		}
 		uses = append(uses, fingerprint.Format(k.Name, f.String(), key))
 	}
+	for _, sd := range s.Serials {
+		if sd.Gapless {
+			uses = append(uses, fingerprint.Serial(sd.Name, true))
+		} else {
+			// Only gap-free serials are recorded: a plain one is refused
+			// where the same name was first used gap-free.
+			gone = append(gone, fingerprint.Serial(sd.Name, false))
+		}
+	}
 	obf, err := obfuscation(s, getenv)
 	if err != nil {
 		return nil, nil, err
@@ -177,6 +186,8 @@ func inDef(err error, d fingerprint.Def) error {
 		return errctx.In(err, "source %q", d.Name)
 	case fingerprint.KindFormat:
 		return errctx.In(err, "key %q", d.Name)
+	case fingerprint.KindSerial:
+		return errctx.In(err, "serial %q", d.Name)
 	}
 	return err
 }

@@ -115,3 +115,30 @@ func testFingerprintGuard(t *testing.T, withStore func(*Settings)) {
 		t.Fatalf("the first configuration again: %v", err)
 	}
 }
+
+// A serial first used gap-free counts its numbers apart from any source;
+// the same serial issued plainly by a node would repeat them, so that
+// node is refused, and the gap-free configuration still starts.
+func TestGaplessSerialGuard(t *testing.T) {
+	dir := t.TempDir()
+	open := func(gapless bool) error {
+		s := Settings{DataDir: dir, Logger: quiet,
+			Sources: []Source{{Name: "inv", URL: "sqlrow+sqlite://" + filepath.Join(dir, "inv.db") + "?name=inv"}},
+			Serials: []idforge.Serial{{Name: "invoice", Template: "INV-@{seq:inv,width=6}", Gapless: gapless}}}
+		n, err := Open(context.Background(), s)
+		if err == nil {
+			n.Close()
+		}
+		return err
+	}
+	if err := open(true); err != nil {
+		t.Fatalf("first start, gap-free: %v", err)
+	}
+	err := open(false)
+	if !errors.Is(err, idforge.ErrUnsafeChange) || !strings.Contains(err.Error(), `serial "invoice"`) || !strings.Contains(err.Error(), "gap-free") {
+		t.Fatalf("the same serial plain: %v, want ErrUnsafeChange naming it", err)
+	}
+	if err := open(true); err != nil {
+		t.Fatalf("gap-free again: %v", err)
+	}
+}

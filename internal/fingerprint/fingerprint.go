@@ -181,7 +181,22 @@ const (
 	KindFormat = "format"
 	KindLayout = "snowflake"
 	KindPlugin = "plugin"
+	KindSerial = "serial"
 )
+
+// Serial is the guarded part of a serial from a node's configuration:
+// whether it is gap-free. A gap-free serial counts its numbers in a table
+// of its own, a plain one draws from a source or counter, so a node that
+// issued the same serial the other way would repeat numbers.
+func Serial(name string, gapless bool) Def {
+	d := Def{Kind: KindSerial, Name: name, Canonical: "plain", Summary: "a serial that allows gaps",
+		Safe: "gap-free and plain numbers are counted apart; keep the serial as it was first used on every node, " +
+			"or define the other kind under a new name"}
+	if gapless {
+		d.Canonical, d.Summary = "gapless", "a gap-free serial"
+	}
+	return d
+}
 
 // Obfuscation is the guarded part of the obfuscate plugins (package
 // plugin), all of them together as one definition, "plugin/obfuscate":
