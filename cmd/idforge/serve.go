@@ -18,7 +18,6 @@ import (
 
 	"github.com/idforge/idforge/auth"
 	"github.com/idforge/idforge/internal/dsn"
-	"github.com/idforge/idforge/internal/heapfloor"
 	"github.com/idforge/idforge/internal/httptimeouts"
 	"github.com/idforge/idforge/node"
 	"github.com/idforge/idforge/server/compat"
@@ -113,12 +112,6 @@ func checkListenAddr(setting, addr string) error {
 	return nil
 }
 
-// heapFloor is the heap the collector lets grow to before it runs while
-// the live heap is small (internal/heapfloor): nearly 32 MB rather than
-// 4, for more memory under load; a node whose live heap reaches 8 MB
-// (thousands of keys) is collected as GOGC=100 would.
-const heapFloor = 32 << 20
-
 // shutdownGrace bounds how long in-flight requests may run after SIGTERM.
 const shutdownGrace = 10 * time.Second
 
@@ -140,7 +133,6 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		return cfg.inFile(err)
 	}
 	log := newLogger(stderr, cfg.LogLevel)
-	defer heapfloor.Floor(heapFloor, getenv)()
 
 	// Listen first: the listener's port is part of this node's identity
 	// at a worker-ID coordinator.
@@ -161,16 +153,10 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		return exitErr(err)
 	}
 	defer n.Close()
-	srv := &http.Server{
-		Handler:        httpHandler(n, log, authn),
-		MaxHeaderBytes: 64 << 10,
-	}
-	// The server's timeouts, kept by a watchdog rather than by net/http's
-	// per-request deadlines, which cost each request a timer.
-	hln, stopWatch := httptimeouts.Enforce(srv, ln, httptimeouts.Server)
-	defer stopWatch()
+	srv := httpServer(httpHandler(n, log, authn))
+	hln := ln
 	if tlsConfig != nil {
-		hln = tls.NewListener(hln, tlsConfig)
+		hln = tls.NewListener(ln, tlsConfig)
 	}
 	layout := n.Snowflake().Layout()
 	grpcAddr := ""
@@ -234,4 +220,11 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// httpServer is serve's HTTP server for h, with its timeouts.
+func httpServer(h http.Handler) *http.Server {
+	srv := &http.Server{Handler: h, MaxHeaderBytes: 64 << 10}
+	httptimeouts.Set(srv)
+	return srv
 }
