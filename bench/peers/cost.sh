@@ -13,7 +13,7 @@
 # millions of instructions every few thousand requests, which N requests
 # catch or miss by chance, so the default counts the request's own path
 # exactly, run after run. GC=1 N=20000 keeps each server's own collector
-# and spreads it over enough requests to
+# (idforge's heap floor included) and spreads it over enough requests to
 # show its share (about 5 minutes); http.sh's CPU time per request
 # includes it too.
 #
