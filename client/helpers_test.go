@@ -150,9 +150,10 @@ func newGuardedNode(tb testing.TB, st idforge.Store, worker int64, maxStep int64
 	return n
 }
 
+// sleep waits for delay, or until delay is set to 0.
 func (n *node) sleep() {
-	if d := n.delay.Load(); d > 0 {
-		time.Sleep(time.Duration(d))
+	for end := time.Now().Add(time.Duration(n.delay.Load())); n.delay.Load() > 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package deploy holds the tests of idforge's deployment files: the
-// Kubernetes chart and manifests (in the module deploy/deploytest, run from
-// here), the Prometheus alerting rules and the Grafana dashboard.
+// Prometheus alerting rules and the Grafana dashboard (the Kubernetes
+// chart and manifests are tested in the module deploy/deploytest, which
+// scripts/test.sh runs).
 package deploy
 
 import (
@@ -15,25 +16,9 @@ import (
 	"testing"
 
 	"github.com/idforge/idforge/internal/e2e"
-	"github.com/idforge/idforge/internal/testsvc"
 )
 
 func TestMain(m *testing.M) { os.Exit(e2e.Main(m)) }
-
-// TestDeployModule runs the Helm chart and Kustomize tests, which live in
-// the module deploy/deploytest so that Helm and the Kubernetes API stay
-// out of idforge's go.mod (see testsvc.NestedModule). Rendering the chart
-// builds Helm, Kustomize and the Kubernetes API types: a slow suite. The
-// chart and manifests are read from outside the nested module, where go
-// test's cache does not see them change: -count=1. Without -race: those
-// tests only render and decode (the binary they start is this run's, built
-// with -race when this run is), and building Helm's dependencies with the
-// race detector takes minutes of the package's time limit.
-func TestDeployModule(t *testing.T) {
-	testsvc.Slow(t)
-	t.Setenv("IDFORGE_BINARY", e2e.Binary(t))
-	testsvc.NestedModule(t, "deploytest", "-count=1", "-race=false")
-}
 
 // promtool returns the path of Prometheus' promtool, skipping the test
 // without it (failing under CI, whose .ci/run installs it).

@@ -261,13 +261,9 @@ func TestDefinitionsRefused(t *testing.T) {
 		{"/v1/counters", `{"name":"c"}`, 400, "no url"},
 		{"/v1/counters", `{"name":"filesrc","url":"` + testsvc.Redis(t) + `&period=day"}`, 409, "configuration file"},
 	} {
-		start := time.Now()
 		status, body := a.do(t, "POST", tc.path, tc.body)
 		if status != tc.status || !strings.Contains(body, tc.says) {
 			t.Errorf("POST %s %s: %d %s; want %d saying %q", tc.path, tc.body, status, body, tc.status, tc.says)
-		}
-		if took := time.Since(start); took > node.CheckTimeout+time.Second {
-			t.Errorf("POST %s %s took %v", tc.path, tc.body, took)
 		}
 	}
 	if after := a.must(t, 200, "GET", "/v1/sources", "") + a.must(t, 200, "GET", "/v1/counters", ""); after != before {

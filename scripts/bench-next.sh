@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Measures segment Next against a bare atomic add, the floor of any
-# in-memory issuer (BENCHMARKS.md, "Segment Next against a bare atomic
-# add"), in two builds of segment's benchmarks, ROUNDS interleaved rounds
+# in-memory issuer (BENCHMARKS.md, "In memory"), in two builds of segment's benchmarks, ROUNDS interleaved rounds
 # (default 5), and prints the median of each round's ratio:
 #
 #   plain  Next is a call: it cannot be inlined (the call of its slow path

@@ -137,10 +137,9 @@ func TestConcurrentClockJumps(t *testing.T) {
 }
 
 // TestFastClockTracksWallClock issues IDs on the operating system's clock,
-// where the fast path reads the monotonic clock or the time-stamp counter
-// instead of time.Now: every ID's tick must be one the wall clock read
-// during the call (give or take anchorSlack), never a later one and not
-// an older one.
+// where the fast path reads the monotonic clock instead of time.Now:
+// every ID's tick must be one the wall clock read during the call (give or
+// take anchorSlack), never a later one and not an older one.
 func TestFastClockTracksWallClock(t *testing.T) {
 	l := mustParse(t, "time:41,sequence:22,unit=1ms,epoch=2024-01-01T00:00:00Z")
 	g := newGen(t, Settings{Layout: l})
@@ -156,9 +155,6 @@ func TestFastClockTracksWallClock(t *testing.T) {
 			t.Fatalf("ID in the tick starting %s, issued between %s and %s",
 				p.Time.Format(time.RFC3339Nano), before.UTC().Format(time.RFC3339Nano), after.UTC().Format(time.RFC3339Nano))
 		}
-	}
-	if haveTSC && g.tscAt.Load() == nil {
-		t.Error("the time-stamp counter is invariant here, but the fast path never used it")
 	}
 }
 

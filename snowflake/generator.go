@@ -182,15 +182,10 @@ type Generator struct {
 	// monotonic clock; every opening of a tick re-reads the wall clock and
 	// re-anchors it when the two drift apart (an NTP step).
 	sinceEpoch atomic.Int64
-	// tscAt, when set, maps the time-stamp counter to the same
-	// nanoseconds, cheaper still (see tsc.go).
-	tscAt atomic.Pointer[tscAnchor]
 
 	// Fixed after New; read by the fast path.
 	mono      bool
-	useTSC    bool      // mono, and the counter runs at a constant rate
 	start     time.Time // a reading of the system clock with its monotonic part
-	tsc0      int64     // the counter at start
 	unitNs    int64
 	seqBits   uint
 	timeShift uint
@@ -331,7 +326,6 @@ func New(s Settings) (*Generator, error) {
 	g.clock = cmp.Or(g.clock, idforge.SystemClock)
 	g.system = g.clock == idforge.SystemClock
 	g.mono = g.clock == osClock
-	g.useTSC = g.mono && haveTSC
 	g.log = cmp.Or(g.log, slog.Default())
 	g.maxBack = cmp.Or(g.maxBack, DefaultMaxBackwardWait)
 	ahead := s.FenceAhead
@@ -356,7 +350,7 @@ func New(s Settings) (*Generator, error) {
 
 	now := g.clock.Now()
 	if g.mono {
-		g.start, g.tsc0 = now, rdtsc()
+		g.start = now
 		g.anchor(now)
 	}
 	if l.Epoch.After(now) {
@@ -610,16 +604,9 @@ func (g *Generator) take(n int64) (id, k int64) {
 	var tick int64
 	if g.mono && o.guard == nil {
 		// The operating system's clock and no lease to compare with
-		// the wall clock: read the time-stamp counter (see tsc.go)
-		// or else the monotonic clock only (half the cost of
-		// time.Now), both anchored to the wall clock by tick openings.
-		ns, ok := int64(0), false
-		if a := g.tscAt.Load(); a != nil {
-			ns, ok = a.nsAt(rdtsc())
-		}
-		if !ok {
-			ns = int64(time.Since(g.start)) + g.sinceEpoch.Load()
-		}
+		// the wall clock: read the monotonic clock only (half the cost
+		// of time.Now), anchored to the wall clock by tick openings.
+		ns := int64(time.Since(g.start)) + g.sinceEpoch.Load()
 		switch {
 		case ns < 0:
 			tick = -1
@@ -735,10 +722,6 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 			return n, idforge.ErrClosed
 		}
 		now := g.clock.Now()
-		var tsc int64
-		if g.useTSC {
-			tsc = rdtsc()
-		}
 		b := g.bind.Load()
 		if !b.allowed(now) {
 			err := g.leaseError(now)
@@ -747,9 +730,6 @@ func (g *Generator) fill(ctx context.Context, out []int64) (int, error) {
 		}
 		if g.mono {
 			g.anchor(now)
-		}
-		if g.useTSC {
-			g.anchorTSC(tsc, now.UnixNano()-g.p.epochMs*int64(time.Millisecond), now.Sub(g.start))
 		}
 		ms := now.UnixMilli() - g.p.epochMs
 		tick := floorDiv(ms, g.p.unitMs)

@@ -1,5 +1,5 @@
 // Package openapitest validates real answers of idforge's HTTP API
 // against the OpenAPI document, api/openapi.json. It is a module of its
-// own so that the OpenAPI library stays out of idforge's go.mod; the main
-// module's TestOpenAPIModule (api/openapi_module_test.go) runs it.
+// own so that the OpenAPI library stays out of idforge's go.mod;
+// scripts/test.sh runs it.
 package openapitest

@@ -21,10 +21,8 @@
 #	STORE='mysql://root@127.0.0.1:3306/idforge_bench' N=4000 bench/peers/cost.sh
 #	PROFILE=dir bench/peers/cost.sh   # keeps the callgrind dumps: callgrind_annotate dir/leaf.2
 #
-# Endpoints: the trivial counter; trivial-timeouts, the same handler
-# keeping idforge serve's HTTP timeouts as idforge serve does, with
-# httptimeouts' watchdog, and trivial-native, keeping them as net/http
-# does, with per-request deadlines (both for comparison only); Leaf's GET /api/segment/get/{key};
+# Endpoints: the trivial counter (with idforge serve's HTTP timeouts, as
+# net/http keeps them); Leaf's GET /api/segment/get/{key};
 # GET /v1/ids/{key}; and GET /v1/ids/{key}?count=10000&form=ranges.
 # BASE=path/to/idforge adds an older binary's three endpoints. Needs
 # valgrind (apt-get install valgrind); takes about two minutes.
@@ -83,16 +81,6 @@ callgrind trivial "$tmp/trivial" "127.0.0.1:$tp"
 wait_up "http://127.0.0.1:$tp/"
 measure trivial "http://127.0.0.1:$tp/"
 kill "$vgpid"
-
-for timeouts in 1 native; do
-	name=trivial-timeouts
-	if [[ $timeouts == native ]]; then name=trivial-native; fi
-	tp=$(port)
-	TRIVIAL_TIMEOUTS=$timeouts callgrind "$name" "$tmp/trivial" "127.0.0.1:$tp"
-	wait_up "http://127.0.0.1:$tp/"
-	measure "$name" "http://127.0.0.1:$tp/"
-	kill "$vgpid"
-done
 fi
 
 # node NAME BINARY DATA: idforge's three endpoints.

@@ -7,9 +7,8 @@
 #	bench/peers/http.sh                          # idforge on SQLite
 #	STORE='mysql://root@127.0.0.1:3306/idforge_bench' bench/peers/http.sh
 #
-# Endpoints: the trivial counter; trivial-timeouts, the same counter
-# keeping idforge serve's read, write and idle timeouts as it does (x/tr-to is each rate's
-# ratio to it: the floor a server with those timeouts can reach); Leaf's
+# Endpoints: the trivial counter (with idforge serve's read, write and
+# idle timeouts, as net/http keeps them); Leaf's
 # GET /api/segment/get/{key}, GET /v1/ids/{key} and
 # GET /v1/ids/{key}?count=10000&form=ranges (also shown in IDs/s). Each
 # round starts one endpoint later than the one before. Beside
@@ -39,13 +38,6 @@ ipid=$!
 "$tmp/trivial" "127.0.0.1:$tp" &
 pids+=($!)
 tpid=$!
-# The same trivial handler keeping idforge serve's read, write and idle
-# timeouts as idforge serve does: what those alone cost beside the bare
-# floor.
-top=$(port)
-TRIVIAL_TIMEOUTS=1 "$tmp/trivial" "127.0.0.1:$top" &
-pids+=($!)
-topid=$!
 bp=
 if [[ -n ${BASE:-} ]]; then
 	bp=$(port)
@@ -57,13 +49,12 @@ fi
 # cpu PID: the process's user + system CPU time so far, in clock ticks.
 cpu() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 tick=$(getconf CLK_TCK)
-for u in "http://127.0.0.1:$ip/readyz" "http://127.0.0.1:$tp/" "http://127.0.0.1:$top/" ${bp:+"http://127.0.0.1:$bp/readyz"}; do
+for u in "http://127.0.0.1:$ip/readyz" "http://127.0.0.1:$tp/"${bp:+"http://127.0.0.1:$bp/readyz"}; do
 	for _ in $(seq 100); do curl -fs "$u" >/dev/null && break; sleep 0.1; done
 done
 
 ranges='v1/ids/bench?count=10000&form=ranges'
 targets=("trivial $tpid http://127.0.0.1:$tp/"
-	"trivial-timeouts $topid http://127.0.0.1:$top/"
 	"leaf $ipid http://127.0.0.1:$ip/api/segment/get/bench"
 	"v1ids $ipid http://127.0.0.1:$ip/v1/ids/bench"
 	"ranges $ipid http://127.0.0.1:$ip/$ranges")
@@ -99,15 +90,15 @@ function median(list,   n, a, i, j, t) {
 	for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 	return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 }
-NR == FNR { if ($1 == "trivial") { floor[$2] = $3; cfloor[$2] = $7 }; if ($1 == "trivial-timeouts") tfloor[$2] = $3; next }
+NR == FNR { if ($1 == "trivial") { floor[$2] = $3; cfloor[$2] = $7 }; next }
 { if (!($1 in rate)) order[++k] = $1; rate[$1] = rate[$1] " " $3; p50[$1] = p50[$1] " " $4; p99[$1] = p99[$1] " " $5; bad[$1] += $6
   cpu[$1] = cpu[$1] " " $7
-  ratio[$1] = ratio[$1] " " ($3 / floor[$2]); tratio[$1] = tratio[$1] " " ($3 / tfloor[$2]); cratio[$1] = cratio[$1] " " ($7 / cfloor[$2]) }
+  ratio[$1] = ratio[$1] " " ($3 / floor[$2]); cratio[$1] = cratio[$1] " " ($7 / cfloor[$2]) }
 END {
-	printf "%-17s %11s %9s %9s %10s %9s %8s %8s %7s\n", "endpoint", "req/s", "x/trivial", "x/tr-to", "cpu us/req", "cpu x/tr", "p50 ms", "p99 ms", "non-2xx"
+	printf "%-17s %11s %9s %10s %9s %8s %8s %7s\n", "endpoint", "req/s", "x/trivial", "cpu us/req", "cpu x/tr", "p50 ms", "p99 ms", "non-2xx"
 	for (i = 1; i <= k; i++) { e = order[i]
-		printf "%-17s %11.0f %9.2f %9.2f %10.2f %9.2f %8.3f %8.3f %7d\n", e, median(rate[e]), median(ratio[e]), median(tratio[e]), median(cpu[e]), median(cratio[e]), median(p50[e]), median(p99[e]), bad[e]
+		printf "%-17s %11.0f %9.2f %10.2f %9.2f %8.3f %8.3f %7d\n", e, median(rate[e]), median(ratio[e]), median(cpu[e]), median(cratio[e]), median(p50[e]), median(p99[e]), bad[e]
 		if (e ~ /^ranges/) printf "%-17s %11.1f M IDs/s (10,000 a request)\n", "", median(rate[e]) * 10000 / 1e6 }
 }' "$out" "$out"
-echo "($rounds interleaved rounds of wrk ${wrkargs[*]}; x/trivial, x/tr-to (to trivial-timeouts) and cpu x/tr are the medians of each round's ratio;"
+echo "($rounds interleaved rounds of wrk ${wrkargs[*]}; x/trivial and cpu x/tr are the medians of each round's ratio;"
 echo " load average before the run: $load0, after: $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -161,16 +161,10 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 		return exitErr(err)
 	}
 	defer n.Close()
-	srv := &http.Server{
-		Handler:        httpHandler(n, log, authn),
-		MaxHeaderBytes: 64 << 10,
-	}
-	// The server's timeouts, kept by a watchdog rather than by net/http's
-	// per-request deadlines, which cost each request a timer.
-	hln, stopWatch := httptimeouts.Enforce(srv, ln, httptimeouts.Server)
-	defer stopWatch()
+	srv := httpServer(httpHandler(n, log, authn))
+	hln := ln
 	if tlsConfig != nil {
-		hln = tls.NewListener(hln, tlsConfig)
+		hln = tls.NewListener(ln, tlsConfig)
 	}
 	layout := n.Snowflake().Layout()
 	grpcAddr := ""
@@ -234,4 +228,11 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer, getenv fu
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// httpServer is serve's HTTP server for h, with its timeouts.
+func httpServer(h http.Handler) *http.Server {
+	srv := &http.Server{Handler: h, MaxHeaderBytes: 64 << 10}
+	httptimeouts.Set(srv)
+	return srv
 }

@@ -24,8 +24,8 @@ func TestChartFlagsRunTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	// The binary the main module's TestDeployModule built, else a build
-	// of our own.
+	// IDFORGE_BINARY names a binary already built, else a build of our
+	// own.
 	bin := os.Getenv("IDFORGE_BINARY")
 	if bin == "" {
 		bin = filepath.Join(t.TempDir(), "idforge")

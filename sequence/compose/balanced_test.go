@@ -97,9 +97,9 @@ func TestBalancedFailover(t *testing.T) {
 			fromTwo.Add(1)
 		}
 	})
-	waitFor(t, 5*time.Second, "values", func() bool { return l.issued.Load() > 1000 })
+	waitFor(t, "values", func() bool { return l.issued.Load() > 1000 })
 	cs[2].fail.Store(true)
-	waitFor(t, 5*time.Second, "source 2 ejected", func() bool { return b.Stats()[2].State == compose.Ejected })
+	waitFor(t, "source 2 ejected", func() bool { return b.Stats()[2].State == compose.Ejected })
 	st := b.Stats()[2]
 	if st.Errors == 0 || st.Ejections == 0 || !strings.Contains(st.LastError, "fake source: down") {
 		t.Errorf("source 2 after failing: %+v", st)
@@ -109,7 +109,7 @@ func TestBalancedFailover(t *testing.T) {
 	}
 	cs[2].fail.Store(false)
 	before := fromTwo.Load()
-	waitFor(t, 5*time.Second, "values from source 2 again", func() bool { return fromTwo.Load() > before+100 })
+	waitFor(t, "values from source 2 again", func() bool { return fromTwo.Load() > before+100 })
 	unique(t, l.finish(t))
 	if st := b.Stats()[2]; st.State != compose.Admitted {
 		t.Errorf("source 2 after recovering: %+v", st)

@@ -70,7 +70,7 @@ func TestBalancedRedisKillRestart(t *testing.T) {
 
 	seen := newMaxByIndex(bal.Bits())
 	l := startLoad(bal, 8, seen.see)
-	waitFor(t, 10*time.Second, "values from every source", func() bool {
+	waitFor(t, "values from every source", func() bool {
 		for i := range seen.n {
 			if seen.n[i].Load() < 200 {
 				return false
@@ -80,19 +80,19 @@ func TestBalancedRedisKillRestart(t *testing.T) {
 	})
 
 	b.Kill()
-	waitFor(t, 10*time.Second, "sources 2 and 3 ejected", func() bool {
+	waitFor(t, "sources 2 and 3 ejected", func() bool {
 		st := bal.Stats()
 		return st[2].Ejections > 0 && st[3].Ejections > 0
 	})
 	// Issuing goes on through the sources on server a.
 	n0 := seen.n[0].Load() + seen.n[1].Load()
-	waitFor(t, 10*time.Second, "values while b is down", func() bool { return seen.n[0].Load()+seen.n[1].Load() > n0+1000 })
+	waitFor(t, "values while b is down", func() bool { return seen.n[0].Load()+seen.n[1].Load() > n0+1000 })
 
 	b.Restart()
 	// The keys are gone: after the rescue time the sources are tried and
 	// refuse, rather than restart at 1 (sequence/redis checks the key
 	// exists before each INCR).
-	waitFor(t, 10*time.Second, "the Redis sources refusing the lost keys", func() bool {
+	waitFor(t, "the Redis sources refusing the lost keys", func() bool {
 		st := bal.Stats()
 		return strings.Contains(st[2].LastError, "counter lost") && strings.Contains(st[3].LastError, "counter lost")
 	})
@@ -108,7 +108,7 @@ func TestBalancedRedisKillRestart(t *testing.T) {
 		}
 	}
 	n2, n3 := seen.n[2].Load(), seen.n[3].Load()
-	waitFor(t, 10*time.Second, "values from sources 2 and 3 again", func() bool {
+	waitFor(t, "values from sources 2 and 3 again", func() bool {
 		return seen.n[2].Load() > n2+100 && seen.n[3].Load() > n3+100
 	})
 	ids := l.finish(t)
@@ -150,26 +150,26 @@ func TestBalancedRedisSlowSource(t *testing.T) {
 
 	seen := newMaxByIndex(bal.Bits())
 	l := startLoad(bal, 4, seen.see)
-	waitFor(t, 10*time.Second, "values from source 3", func() bool { return seen.n[3].Load() > 100 })
+	waitFor(t, "values from source 3", func() bool { return seen.n[3].Load() > 100 })
 
 	proxy.SetLatency(2 * threshold)
-	waitFor(t, 10*time.Second, "source 3 ejected", func() bool { return bal.Stats()[3].State == compose.Ejected })
+	waitFor(t, "source 3 ejected", func() bool { return bal.Stats()[3].State == compose.Ejected })
 	st := bal.Stats()[3]
 	if st.SlowCalls < 3 || st.Errors != 0 || !strings.Contains(st.LastError, "3 calls slower than 250ms") {
 		t.Errorf("slow source when ejected: %+v", st)
 	}
 	others := seen.n[0].Load()
-	waitFor(t, 10*time.Second, "values from the other sources", func() bool { return seen.n[0].Load() > others+500 })
+	waitFor(t, "values from the other sources", func() bool { return seen.n[0].Load() > others+500 })
 
 	proxy.SetLatency(0)
 	n3 := seen.n[3].Load()
-	waitFor(t, 10*time.Second, "values from source 3 again", func() bool { return seen.n[3].Load() > n3+100 })
+	waitFor(t, "values from source 3 again", func() bool { return seen.n[3].Load() > n3+100 })
 	unique(t, l.finish(t))
 	// While the proxy was slow, a rescue may have let source 3 back for a
 	// call that found it slow again and ejected it once more (a late slow
 	// call may even do so after the latency went): at least one ejection,
 	// and admitted again once its rescue time has passed.
-	waitFor(t, 10*time.Second, "source 3 admitted again", func() bool { return bal.Stats()[3].State == compose.Admitted })
+	waitFor(t, "source 3 admitted again", func() bool { return bal.Stats()[3].State == compose.Admitted })
 	if st := bal.Stats()[3]; st.Ejections < 1 {
 		t.Errorf("source 3 at the end: %+v", st)
 	}

@@ -4,16 +4,12 @@
 //
 //	go run ./trivial 127.0.0.1:18081
 //
-// With TRIVIAL_TIMEOUTS=1 in its environment the server keeps the read,
-// write and idle timeouts of idforge serve the way idforge serve does
-// (httptimeouts.Enforce), and with TRIVIAL_TIMEOUTS=native the way
-// net/http does, setting the connection's deadlines at every request:
-// cost.sh shows what each costs beside the bare floor.
+// It keeps idforge serve's read, write and idle timeouts as idforge serve
+// does (httptimeouts.Set), so that the floor pays for them too.
 package main
 
 import (
 	"log"
-	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -32,18 +28,7 @@ func main() {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.Write(strconv.AppendInt(nil, n.Add(1), 10))
 	})
-	srv := &http.Server{Handler: h}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		log.Fatal(err)
-	}
-	switch os.Getenv("TRIVIAL_TIMEOUTS") {
-	case "":
-	case "native":
-		to := httptimeouts.Server
-		srv.ReadHeaderTimeout, srv.ReadTimeout, srv.WriteTimeout, srv.IdleTimeout = to.ReadHeader, to.Read, to.Write, to.Idle
-	default:
-		ln, _ = httptimeouts.Enforce(srv, ln, httptimeouts.Server)
-	}
-	log.Fatal(srv.Serve(ln))
+	srv := &http.Server{Addr: addr, Handler: h}
+	httptimeouts.Set(srv)
+	log.Fatal(srv.ListenAndServe())
 }

@@ -11,9 +11,9 @@ func TestBackoff(t *testing.T) {
 	if !Backoff(context.Background(), 0) {
 		t.Fatal("backoff without a deadline gave up")
 	}
-	// At least the backoff; the upper bound only catches a runaway wait
-	// (timers fire late on a loaded machine).
-	if d := time.Since(start); d < retryBackoff || d > time.Second {
+	// At least the backoff (no upper bound: timers fire late on a loaded
+	// machine).
+	if d := time.Since(start); d < retryBackoff {
 		t.Errorf("first backoff took %v, want at least %v", d, retryBackoff)
 	}
 
