@@ -8,10 +8,8 @@
 #          slow path to reach keeps a frame and stores on the stack that
 #          a bare add has not. BenchmarkAtomicAddCall is the add behind
 #          one call without those.
-#   pgo    built with a CPU profile of the Next benchmarks themselves, as
-#          cmd/idforge is built with its default.pgo: the compiler
-#          inlines Next into the loop, as it does into the issuer in the
-#          server.
+#   pgo    built with a CPU profile of the Next benchmarks themselves:
+#          the compiler inlines Next into the loop.
 #
 # Usage: ROUNDS=5 scripts/bench-next.sh
 set -euo pipefail

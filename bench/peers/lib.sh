@@ -13,10 +13,7 @@ cleanup() {
 trap cleanup EXIT
 
 (cd ../.. && go build -o "$tmp/idforge" ./cmd/idforge)
-# The floor is built with idforge's profile (cmd/idforge/default.pgo) as
-# idforge is: what profile-guided optimization gains in net/http's own
-# code, which both servers run, is not idforge's to claim.
-go build -pgo=../../cmd/idforge/default.pgo -o "$tmp/trivial" ./trivial
+go build -o "$tmp/trivial" ./trivial
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 store=()
 if [[ -n ${STORE:-} ]]; then store=(--store "$STORE"); fi
