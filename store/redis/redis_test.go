@@ -246,3 +246,47 @@ func TestSerialsWithoutSerialStore(t *testing.T) {
 		t.Errorf("Serials after Close: %v, want ErrClosed", err)
 	}
 }
+
+// steplessDB is a database whose claims of a given size report no stored
+// step, as MySQL's do when the read after the claim fails.
+type steplessDB struct{ idforge.Store }
+
+func (d steplessDB) ClaimSegment(ctx context.Context, key string, step int64) (idforge.Segment, error) {
+	seg, err := d.Store.ClaimSegment(ctx, key, step)
+	if step > 0 {
+		seg.Step = 0
+	}
+	return seg, err
+}
+
+// A block reserved without its step never teaches Redis a step of 0,
+// which made every claim of the key's step an empty segment.
+func TestReservationWithoutStep(t *testing.T) {
+	ctx := context.Background()
+	db := openURL(t, sqliteURL(t))
+	if err := db.CreateKey(ctx, idforge.Key{Name: "k", Strategy: idforge.StrategySegment, Step: 10, MaxID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := url.Parse(testsvc.Redis(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdb := goredis.NewClient(&goredis.Options{Addr: r.Host})
+	defer rdb.Close()
+	st, err := redis.New(redis.Config{Redis: rdb, DB: steplessDB{db}, Prefix: r.Query().Get("prefix") + ":", Factor: 2, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	last := int64(0)
+	for i := range 50 {
+		seg, err := st.ClaimSegment(ctx, "k", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seg.Len() != 10 || seg.Start < last {
+			t.Fatalf("claim %d: [%d, %d), want 10 IDs from %d on", i, seg.Start, seg.End, last)
+		}
+		last = seg.End
+	}
+}

@@ -123,6 +123,9 @@ if not le(ARGV[2], cur) then
 end
 local n = ARGV[1]
 if n == '0' then n = step end
+if n == '0' then
+  return {'init'} -- no step known: a claim reads it from the database
+end
 local r = redis.pcall('HINCRBY', KEYS[1], 'cur', n)
 if type(r) == 'table' and r.err then
   return {'room', cur, max, step}

@@ -227,7 +227,7 @@ func (s *Store) refill(ctx context.Context, key string, step int64, ks *keyState
 		if k.Strategy != idforge.StrategySegment {
 			return idforge.Segment{}, false, claim.NotSegmentKey(key, string(k.Strategy))
 		}
-		n = k.Step
+		n, r.step = k.Step, k.Step
 	}
 	lo, hi, kstep, err := s.reserveBlock(ctx, key, n, r)
 	if err != nil {
@@ -272,7 +272,14 @@ func (s *Store) reserveBlock(ctx context.Context, key string, n int64, r claimRe
 		seg, err := s.db.ClaimSegment(ctx, key, size)
 		if err == nil {
 			s.stats.reservations.Add(1)
-			return seg.Start, seg.End, seg.Step, nil
+			// A claim of a given size may not know the key's stored step
+			// (MySQL reads it after the claim, and that read can fail):
+			// keep the one Redis has, never install 0, which would make
+			// every claim of the key's step an empty segment.
+			if step = cmp.Or(seg.Step, r.step); step <= 0 {
+				return 0, 0, 0, s.dbError(ctx, key, errors.New("the key's step could not be read"), what)
+			}
+			return seg.Start, seg.End, step, nil
 		}
 		if !errors.Is(err, idforge.ErrSpaceExhausted) || try == 2 {
 			return 0, 0, 0, s.dbError(ctx, key, err, what)
