@@ -1,6 +1,7 @@
 package shards
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -528,13 +529,18 @@ func (s *Store) claim(ctx context.Context, i int, key string, kt *turn) (idforge
 	s.mu.Lock()
 	high := kt.high
 	s.mu.Unlock()
-	var ask int64 // the first claim takes the stored step S·N
+	var ask, stored int64 // the first claim takes the stored step S·N
 	for {
 		row, err := b.ClaimSegment(ctx, key, ask)
 		if err != nil {
 			return row, err
 		}
-		if row.Step%n != 0 {
+		// A claim of a given size may not report the stored step (MySQL
+		// reads it after the claim, and that read can fail): the first
+		// claim's stands.
+		row.Step = cmp.Or(row.Step, stored)
+		stored = row.Step
+		if row.Step <= 0 || row.Step%n != 0 {
 			return row, fmt.Errorf("%w: key %q in database %s steps by %d, not a multiple of %d databases: it was not created through this set", idforge.ErrInvalidArgument, key, s.members[i].where, row.Step, n)
 		}
 		// The block is the first S of the last S·N of the row's claim
