@@ -89,16 +89,10 @@ func TestClusterKillDashNine(t *testing.T) {
 					return e2e.FetchIDs(ctx, nodes[c].URL("/v1/ids/msg?count=3"))
 				})
 			})
-			for round := range 4 {
-				time.Sleep(500 * time.Millisecond)
-				victim := nodes[round%len(nodes)]
-				victim.Kill()
-				time.Sleep(100 * time.Millisecond)
-				if err := victim.Restart(); err != nil {
-					stop()
-					drivers.Wait()
-					t.Fatal(err)
-				}
+			if err := e2e.KillInTurn(nodes, 4, 500*time.Millisecond); err != nil {
+				stop()
+				drivers.Wait()
+				t.Fatal(err)
 			}
 			time.Sleep(500 * time.Millisecond)
 			stop()

@@ -125,16 +125,10 @@ func TestGaplessAcrossNodes(t *testing.T) {
 				load := &gaplessLoad{committed: map[int64]int{}, voided: map[int64]string{}}
 				ctx, stop := context.WithCancel(context.Background())
 				wg := load.run(ctx, nodes, "inv", 6, !reuse)
-				for round := range 4 {
-					time.Sleep(600 * time.Millisecond)
-					victim := nodes[round%len(nodes)]
-					victim.Kill()
-					time.Sleep(100 * time.Millisecond)
-					if err := victim.Restart(); err != nil {
-						stop()
-						wg.Wait()
-						t.Fatal(err)
-					}
+				if err := e2e.KillInTurn(nodes, 4, 600*time.Millisecond); err != nil {
+					stop()
+					wg.Wait()
+					t.Fatal(err)
 				}
 				for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
 					load.mu.Lock()

@@ -304,6 +304,22 @@ func (n *Node) Terminate() error {
 	return nil
 }
 
+// KillInTurn kills the nodes one after another, rounds times, every
+// `every`, restarting each 100 ms after its SIGKILL; it returns the first
+// restart's error.
+func KillInTurn(nodes []*Node, rounds int, every time.Duration) error {
+	for round := range rounds {
+		time.Sleep(every)
+		victim := nodes[round%len(nodes)]
+		victim.Kill()
+		time.Sleep(100 * time.Millisecond)
+		if err := victim.Restart(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Restart starts the node again on the same data directory. The node must
 // have been killed or terminated.
 func (n *Node) Restart() error {
